@@ -1,0 +1,102 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+// Freshet: a typed, cache-aware HTTP API client for Swift 6, and terminal apps built on it.
+// Module rules (shared/DESIGN.md §1): `Freshet` depends only on swift-openapi-runtime,
+// swift-http-types, swift-log and swift-async-algorithms — no NIO, GRDB or Hummingbird.
+// The NIO-based default transport lives in `FreshetTransports` so an iOS app can take
+// `Freshet` alone with `URLSessionTransport`.
+
+let package = Package(
+    name: "Freshet",
+    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
+    products: [
+        .library(name: "Freshet", targets: ["Freshet"]),
+        .library(name: "FreshetTransports", targets: ["FreshetTransports"]),
+        .library(name: "FreshetCombine", targets: ["FreshetCombine"]),
+        .library(name: "GitHubAPI", targets: ["GitHubAPI"]),
+        .library(name: "HackerNewsAPI", targets: ["HackerNewsAPI"]),
+        .library(name: "DaumSearchAPI", targets: ["DaumSearchAPI"]),
+        .library(name: "FreshetSimulator", targets: ["FreshetSimulator"]),
+        .executable(name: "freshet", targets: ["freshet"]),
+        .executable(name: "freshet-sim", targets: ["freshet-sim"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-openapi-runtime", from: "1.13.4"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-async-algorithms", from: "1.1.4"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/swift-server/swift-openapi-async-http-client", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-openapi-urlsession", from: "1.4.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/OpenCombine/OpenCombine", from: "0.14.0"),
+        .package(url: "https://github.com/onevcat/Rainbow", from: "4.2.2"),
+    ],
+    targets: [
+        .target(
+            name: "Freshet",
+            dependencies: [
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
+            ]
+        ),
+        .target(
+            name: "FreshetTransports",
+            dependencies: [
+                "Freshet",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client"),
+                .product(name: "OpenAPIURLSession", package: "swift-openapi-urlsession"),
+            ]
+        ),
+        .target(
+            name: "FreshetCombine",
+            dependencies: [
+                "Freshet",
+                .product(name: "OpenCombine", package: "OpenCombine", condition: .when(platforms: [.linux, .windows, .android])),
+            ]
+        ),
+        .target(name: "GitHubAPI", dependencies: ["Freshet"]),
+        .target(name: "HackerNewsAPI", dependencies: ["Freshet"]),
+        .target(name: "DaumSearchAPI", dependencies: ["Freshet"]),
+        .target(
+            name: "FreshetSimulator",
+            dependencies: [
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "freshet",
+            dependencies: [
+                "Freshet", "FreshetTransports", "GitHubAPI", "HackerNewsAPI", "DaumSearchAPI",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Rainbow", package: "Rainbow"),
+            ]
+        ),
+        .executableTarget(
+            name: "freshet-sim",
+            dependencies: [
+                "FreshetSimulator",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .target(
+            name: "FreshetTestSupport",
+            dependencies: ["Freshet", "FreshetTransports", "FreshetSimulator"],
+            path: "Tests/FreshetTestSupport"
+        ),
+        .testTarget(name: "FreshetTests", dependencies: ["Freshet", "FreshetTestSupport"]),
+        .testTarget(name: "FreshetCombineTests", dependencies: ["FreshetCombine", "FreshetTestSupport"]),
+        .testTarget(name: "GitHubAPITests", dependencies: ["GitHubAPI", "FreshetTestSupport"]),
+        .testTarget(name: "HackerNewsAPITests", dependencies: ["HackerNewsAPI", "FreshetTestSupport"]),
+        .testTarget(name: "DaumSearchAPITests", dependencies: ["DaumSearchAPI", "FreshetTestSupport"]),
+        .testTarget(name: "FreshetSimulatorTests", dependencies: ["FreshetSimulator", "FreshetTestSupport"]),
+        .testTarget(name: "FreshetCLITests", dependencies: ["FreshetTestSupport"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,232 @@
+import Foundation
+import HTTPTypes
+import OpenAPIRuntime
+
+/// Sends ``Endpoint`` values through a middleware chain and a transport, and decodes the answers.
+///
+/// Transport and middleware are the protocols of swift-openapi-runtime (`ClientTransport`,
+/// `ClientMiddleware`), so any transport works here (AsyncHTTPClient, URLSession, an in-memory
+/// one in tests) and every Freshet middleware also plugs into a swift-openapi-generator client.
+///
+/// Cancelling the calling task cancels the HTTP exchange.
+public struct APIClient: Sendable {
+    /// The URL every endpoint path is appended to (it may have a path, like `…/v0`).
+    public var baseURL: URL
+    /// Sends the request. See `FreshetTransports` for the live defaults.
+    public var transport: any ClientTransport
+    /// The middleware chain, outermost first (see the recommended order in the documentation).
+    public var middlewares: [any ClientMiddleware]
+    /// Headers sent with every request unless the endpoint sets the same field.
+    public var defaultHeaders: HTTPFields
+    /// The largest response body the client reads, in bytes (default 10 MiB).
+    public var maxResponseBytes: Int
+    /// The decoder handed to endpoints' decoding closures.
+    public var decoder: JSONDecoder
+
+    /// The default body limit: 10 MiB.
+    public static let defaultMaxResponseBytes = 10 * 1024 * 1024
+
+    /// Creates a client.
+    public init(
+        baseURL: URL,
+        transport: any ClientTransport,
+        middlewares: [any ClientMiddleware] = [],
+        defaultHeaders: HTTPFields = APIClient.standardHeaders,
+        maxResponseBytes: Int = APIClient.defaultMaxResponseBytes,
+        decoder: JSONDecoder = JSONDecoder()
+    ) {
+        self.baseURL = baseURL
+        self.transport = transport
+        self.middlewares = middlewares
+        self.defaultHeaders = defaultHeaders
+        self.maxResponseBytes = maxResponseBytes
+        self.decoder = decoder
+    }
+
+    /// `User-Agent: freshet/<version>` and `Accept: application/json`.
+    public static var standardHeaders: HTTPFields {
+        [.userAgent: "freshet/\(FreshetInfo.version)", .accept: "application/json"]
+    }
+
+    /// Sends `endpoint` and returns its decoded value with the response metadata.
+    ///
+    /// - Throws: ``APIError``; a non-2xx status becomes ``APIError/httpStatus(code:message:url:)``
+    ///   (or ``APIError/rateLimited(resetAt:message:url:)`` when the server says the limit is spent).
+    public func send<Value>(_ endpoint: Endpoint<Value>) async throws(APIError) -> Response<Value> {
+        let (request, requestBase, url) = try makeRequest(endpoint)
+        let operationID = endpoint.method.rawValue + " " + (endpoint.pathSegments.first.map { "/\($0)" } ?? "/")
+        do {
+            let (response, body) = try await Self.chain(
+                middlewares: middlewares, transport: transport, operationID: operationID
+            )(request, endpoint.body.map { HTTPBody($0) }, requestBase)
+            let data = try await Self.collect(body, limit: maxResponseBytes, url: url)
+            try Task.checkCancellation()
+            try Self.validate(response, body: data, url: url)
+            let value: Value
+            do {
+                value = try endpoint.decode(data, decoder)
+            } catch let error as DecodingError {
+                throw APIError.decoding(error, type: String(describing: Value.self))
+            }
+            var headers = response.headerFields
+            let cache = headers[.freshetCache].flatMap(CacheOutcome.init(rawValue:))
+            headers[.freshetCache] = nil
+            return Response(value: value, status: response.status, headers: headers, url: url,
+                            cache: cache, bodyBytes: data.count)
+        } catch {
+            if Task.isCancelled { throw .cancelled }
+            throw APIError.wrapping(error, url: url)
+        }
+    }
+
+    /// Sends `endpoint` and returns only its decoded value.
+    public func value<Value>(_ endpoint: Endpoint<Value>) async throws(APIError) -> Value {
+        try await send(endpoint).value
+    }
+
+    /// The full URL `endpoint` would be sent to.
+    public func url<Value>(for endpoint: Endpoint<Value>) throws(APIError) -> URL {
+        try makeRequest(endpoint).url
+    }
+
+    // MARK: - Request building
+
+    private func makeRequest<Value>(_ endpoint: Endpoint<Value>) throws(APIError) -> (request: HTTPRequest, base: URL, url: URL) {
+        let requestBase: URL
+        let target: String
+        if let absolute = endpoint.absoluteURL {
+            guard let components = URLComponents(url: absolute, resolvingAgainstBaseURL: false),
+                  let scheme = components.scheme, let host = components.host else {
+                throw .invalidRequest("the URL \(Redaction.redact(absolute)) has no scheme or host")
+            }
+            var origin = URLComponents()
+            origin.scheme = scheme
+            origin.host = host
+            origin.port = components.port
+            guard let originURL = origin.url else {
+                throw .invalidRequest("the URL \(Redaction.redact(absolute)) is not valid")
+            }
+            requestBase = originURL
+            let path = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
+            target = path + (components.percentEncodedQuery.map { "?\($0)" } ?? "")
+        } else {
+            requestBase = baseURL
+            target = try endpoint.encodedTarget()
+        }
+        let base = requestBase.absoluteString.hasSuffix("/")
+            ? String(requestBase.absoluteString.dropLast()) : requestBase.absoluteString
+        guard let url = URL(string: base + target) else {
+            throw .invalidRequest("the request target \(target) does not form a valid URL")
+        }
+        var fields = defaultHeaders
+        for field in endpoint.headers {
+            fields[field.name] = nil
+        }
+        fields.append(contentsOf: endpoint.headers)
+        if let body = endpoint.body {
+            fields[.contentLength] = String(body.count)
+            if fields[.contentType] == nil { fields[.contentType] = "application/json" }
+        }
+        let request = HTTPRequest(method: endpoint.method, scheme: nil, authority: nil, path: target, headerFields: fields)
+        return (request, requestBase, url)
+    }
+
+    /// The middleware chain folded around the transport, outermost first.
+    static func chain(
+        middlewares: [any ClientMiddleware], transport: any ClientTransport, operationID: String
+    ) -> @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?) {
+        var next: @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?) = {
+            request, body, base in
+            try await transport.send(request, body: body, baseURL: base, operationID: operationID)
+        }
+        for middleware in middlewares.reversed() {
+            let inner = next
+            next = { request, body, base in
+                try await middleware.intercept(request, body: body, baseURL: base, operationID: operationID, next: inner)
+            }
+        }
+        return next
+    }
+
+    // MARK: - Response handling
+
+    /// Reads a body up to `limit` bytes; past the limit it stops reading and throws.
+    static func collect(_ body: HTTPBody?, limit: Int, url: URL) async throws -> Data {
+        guard let body else { return Data() }
+        if case .known(let length) = body.length, length > limit {
+            throw APIError.bodyTooLarge(limit: limit, url: Redaction.redact(url))
+        }
+        var data = Data()
+        for try await chunk in body {
+            guard data.count + chunk.count <= limit else {
+                throw APIError.bodyTooLarge(limit: limit, url: Redaction.redact(url))
+            }
+            data.append(contentsOf: chunk)
+        }
+        return data
+    }
+
+    /// Accepts 2xx; turns anything else into an ``APIError`` carrying the API's own message.
+    static func validate(_ response: HTTPResponse, body: Data, url: URL) throws(APIError) {
+        guard response.status.kind != .successful else { return }
+        let shown = Redaction.redact(url)
+        let message = APIErrorBody.message(from: body)
+        if let limit = RateLimitSignal(response: response) {
+            throw .rateLimited(resetAt: limit.resetAt, message: message, url: shown)
+        }
+        throw .httpStatus(code: response.status.code, message: message, url: shown)
+    }
+}
+
+/// What a 403/429 says about the rate limit.
+struct RateLimitSignal {
+    var resetAt: Date?
+
+    /// `nil` unless the response is a rate-limit refusal: 429, or 403 with
+    /// `X-RateLimit-Remaining: 0` or a `Retry-After`.
+    init?(response: HTTPResponse, now: Date = Date()) {
+        let code = response.status.code
+        guard code == 429 || code == 403 else { return nil }
+        let fields = response.headerFields
+        let remaining = fields[HTTPField.Name("X-RateLimit-Remaining")!].flatMap { Int($0) }
+        let retryAfter = fields[.retryAfter]
+        guard code == 429 || remaining == 0 || retryAfter != nil else { return nil }
+        if let retryAfter, let seconds = Int(retryAfter.trimmingCharacters(in: .whitespaces)) {
+            resetAt = now.addingTimeInterval(TimeInterval(seconds))
+        } else if let reset = fields[HTTPField.Name("X-RateLimit-Reset")!].flatMap({ TimeInterval($0) }) {
+            resetAt = Date(timeIntervalSince1970: reset)
+        } else {
+            resetAt = nil
+        }
+    }
+}
+
+/// The error bodies APIs send: GitHub `{"message": …}`, Kakao `{"errorType", "message"}` and
+/// Kakao's documented `{"code", "msg"}`.
+public enum APIErrorBody {
+    /// The API's own message in `body`, if it has one; GitHub's validation `errors` are appended.
+    public static func message(from body: Data) -> String? {
+        guard !body.isEmpty,
+              let object = try? JSONSerialization.jsonObject(with: body.prefix(64 * 1024)) as? [String: Any]
+        else { return nil }
+        var message = (object["message"] as? String) ?? (object["msg"] as? String)
+        if let errorType = object["errorType"] as? String {
+            message = message.map { "\($0) (\(errorType))" } ?? errorType
+        }
+        if let errors = object["errors"] as? [[String: Any]], !errors.isEmpty {
+            let details = errors.compactMap { error -> String? in
+                if let text = error["message"] as? String { return text }
+                let parts = [error["resource"], error["field"], error["code"]].compactMap { $0 as? String }
+                return parts.isEmpty ? nil : parts.joined(separator: " ")
+            }
+            if !details.isEmpty { message = (message.map { $0 + ": " } ?? "") + details.joined(separator: "; ") }
+        }
+        return message
+    }
+}
+
+/// Library-wide constants.
+public enum FreshetInfo {
+    /// The library version, sent in `User-Agent`.
+    public static let version = "0.1.0"
+}

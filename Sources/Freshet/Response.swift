@@ -1,0 +1,53 @@
+import Foundation
+import HTTPTypes
+
+/// A decoded response value together with what the server said about it.
+public struct Response<Value: Sendable>: Sendable {
+    /// The decoded body.
+    public var value: Value
+    /// The final status (a revalidated cache entry reports its stored `200`).
+    public var status: HTTPResponse.Status
+    /// The response headers, as delivered by the middleware chain.
+    public var headers: HTTPFields
+    /// The URL that was requested.
+    public var url: URL
+    /// How the HTTP cache answered, or `nil` when no cache middleware is installed.
+    public var cache: CacheOutcome?
+    /// The number of body bytes received by the client.
+    public var bodyBytes: Int
+
+    /// Creates a response.
+    public init(value: Value, status: HTTPResponse.Status, headers: HTTPFields, url: URL,
+                cache: CacheOutcome? = nil, bodyBytes: Int) {
+        self.value = value
+        self.status = status
+        self.headers = headers
+        self.url = url
+        self.cache = cache
+        self.bodyBytes = bodyBytes
+    }
+
+    /// The same metadata with another value.
+    public func map<T: Sendable>(_ transform: (Value) throws -> T) rethrows -> Response<T> {
+        Response<T>(value: try transform(value), status: status, headers: headers, url: url,
+                    cache: cache, bodyBytes: bodyBytes)
+    }
+}
+
+/// How a cache middleware answered a request. It reports this in the
+/// `Freshet-Cache` response header, which the client reads and removes.
+public enum CacheOutcome: String, Sendable, Codable, CaseIterable {
+    /// Served from the store without contacting the server.
+    case hit
+    /// The server confirmed the stored response with `304 Not Modified`.
+    case revalidated
+    /// Fetched from the server (nothing usable was stored).
+    case miss
+    /// Served from the store although stale, because the server could not be reached.
+    case stale
+}
+
+extension HTTPField.Name {
+    /// `Freshet-Cache`: set by a cache middleware to a ``CacheOutcome`` raw value.
+    public static let freshetCache = HTTPField.Name("Freshet-Cache")!
+}
