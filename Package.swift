@@ -90,13 +90,13 @@ let package = Package(
             dependencies: ["Freshet", "FreshetTransports", "FreshetSimulator"],
             path: "Tests/FreshetTestSupport"
         ),
-        .testTarget(name: "FreshetTests", dependencies: ["Freshet", "FreshetTestSupport"]),
+        .testTarget(name: "FreshetTests", dependencies: ["Freshet", "FreshetTransports", "FreshetSimulator", "FreshetTestSupport"]),
         .testTarget(name: "FreshetCombineTests", dependencies: ["FreshetCombine", "FreshetTestSupport"]),
         .testTarget(name: "GitHubAPITests", dependencies: ["GitHubAPI", "FreshetTestSupport"]),
         .testTarget(name: "HackerNewsAPITests", dependencies: ["HackerNewsAPI", "FreshetTestSupport"]),
         .testTarget(name: "DaumSearchAPITests", dependencies: ["DaumSearchAPI", "FreshetTestSupport"]),
         .testTarget(name: "FreshetSimulatorTests", dependencies: ["FreshetSimulator", "FreshetTestSupport"]),
-        .testTarget(name: "FreshetCLITests", dependencies: ["FreshetTestSupport"]),
+        .testTarget(name: "FreshetCLITests", dependencies: ["freshet", "FreshetSimulator", "FreshetTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

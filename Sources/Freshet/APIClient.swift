@@ -95,20 +95,11 @@ public struct APIClient: Sendable {
         let requestBase: URL
         let target: String
         if let absolute = endpoint.absoluteURL {
-            guard let components = URLComponents(url: absolute, resolvingAgainstBaseURL: false),
-                  let scheme = components.scheme, let host = components.host else {
+            guard let split = URLTarget.split(absolute) else {
                 throw .invalidRequest("the URL \(Redaction.redact(absolute)) has no scheme or host")
             }
-            var origin = URLComponents()
-            origin.scheme = scheme
-            origin.host = host
-            origin.port = components.port
-            guard let originURL = origin.url else {
-                throw .invalidRequest("the URL \(Redaction.redact(absolute)) is not valid")
-            }
-            requestBase = originURL
-            let path = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
-            target = path + (components.percentEncodedQuery.map { "?\($0)" } ?? "")
+            requestBase = split.origin
+            target = split.target
         } else {
             requestBase = baseURL
             target = try endpoint.encodedTarget()
@@ -188,12 +179,12 @@ struct RateLimitSignal {
         let code = response.status.code
         guard code == 429 || code == 403 else { return nil }
         let fields = response.headerFields
-        let remaining = fields[HTTPField.Name("X-RateLimit-Remaining")!].flatMap { Int($0) }
+        let remaining = fields[.xRateLimitRemaining].flatMap { Int($0) }
         let retryAfter = fields[.retryAfter]
         guard code == 429 || remaining == 0 || retryAfter != nil else { return nil }
-        if let retryAfter, let seconds = Int(retryAfter.trimmingCharacters(in: .whitespaces)) {
-            resetAt = now.addingTimeInterval(TimeInterval(seconds))
-        } else if let reset = fields[HTTPField.Name("X-RateLimit-Reset")!].flatMap({ TimeInterval($0) }) {
+        if let delay = RetryAfter.delay(retryAfter, now: now) {
+            resetAt = now.addingTimeInterval(TimeInterval(delay.components.seconds))
+        } else if let reset = fields[.xRateLimitReset].flatMap({ TimeInterval($0) }) {
             resetAt = Date(timeIntervalSince1970: reset)
         } else {
             resetAt = nil

@@ -26,6 +26,10 @@ public enum APIError: Error, Sendable, Equatable {
     case rateLimited(resetAt: Date?, message: String?, url: String)
     /// The connection failed after it was made (reset, closed early, TLS failure, …).
     case transport(url: String, reason: String)
+    /// The server asked to be retried later than the client is willing to wait (`Retry-After`).
+    case retryLater(code: Int, retryAt: Date, url: String)
+    /// A redirect was not followed: too many, a loop, or a downgrade from https to http.
+    case redirectRefused(reason: String, url: String)
 }
 
 extension APIError: CustomStringConvertible, LocalizedError {
@@ -66,6 +70,12 @@ extension APIError: CustomStringConvertible, LocalizedError {
             return text + "."
         case .transport(let url, let reason):
             return "The connection to \(url) failed: \(reason). Try again."
+        case .retryLater(let code, let retryAt, let url):
+            let seconds = max(0, Int(retryAt.timeIntervalSinceNow.rounded(.up)))
+            return "HTTP \(code) from \(url): the server asks to retry after \(Self.utcTime(retryAt)) (in \(seconds)s), "
+                + "longer than the client waits. Try again then."
+        case .redirectRefused(let reason, let url):
+            return "Redirect from \(url) not followed: \(reason)."
         }
     }
 

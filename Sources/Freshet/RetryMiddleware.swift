@@ -1,0 +1,151 @@
+import Foundation
+import HTTPTypes
+import OpenAPIRuntime
+
+/// Retries idempotent requests that failed for a reason worth retrying.
+///
+/// - Only idempotent methods (GET, HEAD, OPTIONS, PUT, DELETE, TRACE) whose body can be replayed.
+/// - Only connection failures, timeouts, and the statuses 408, 429, 500, 502, 503, 504.
+/// - Waits with exponential backoff and full jitter, or exactly what `Retry-After` says
+///   (seconds or HTTP-date). A `Retry-After` longer than ``Policy/maxRetryAfter`` fails at once
+///   with ``APIError/rateLimited(resetAt:message:url:)`` (429) or
+///   ``APIError/retryLater(code:retryAt:url:)``, which say when to try again.
+/// - Cancelling the task during the wait ends it at once, without another attempt.
+///
+/// The attempt that produced the response is reported in the `Freshet-Attempt` header.
+public struct RetryMiddleware: ClientMiddleware {
+    /// When and how often to retry.
+    public struct Policy: Sendable {
+        /// Attempts in all, the first included (default 3).
+        public var maxAttempts: Int
+        /// The backoff base: attempt n waits a random time in `0 ..< min(cap, base × 2ⁿ⁻¹)` (default 0.5 s).
+        public var baseDelay: Duration
+        /// The backoff cap (default 30 s).
+        public var maxDelay: Duration
+        /// The longest `Retry-After` the middleware will wait for (default 60 s).
+        public var maxRetryAfter: Duration
+        /// The statuses worth retrying.
+        public var retryableStatuses: Set<Int>
+
+        /// Creates a policy.
+        public init(
+            maxAttempts: Int = 3, baseDelay: Duration = .milliseconds(500), maxDelay: Duration = .seconds(30),
+            maxRetryAfter: Duration = .seconds(60), retryableStatuses: Set<Int> = [408, 429, 500, 502, 503, 504]
+        ) {
+            self.maxAttempts = max(1, maxAttempts)
+            self.baseDelay = baseDelay
+            self.maxDelay = maxDelay
+            self.maxRetryAfter = maxRetryAfter
+            self.retryableStatuses = retryableStatuses
+        }
+    }
+
+    /// The policy in force.
+    public var policy: Policy
+    private let sleep: @Sendable (Duration) async throws -> Void
+    private let random: @Sendable () -> Double
+    private let now: @Sendable () -> Date
+
+    /// Creates the middleware.
+    /// - Parameters:
+    ///   - sleep: how to wait (inject a recording sleeper in tests; the default is `Task.sleep`).
+    ///   - random: a number in `0..<1` for jitter.
+    ///   - now: the current time, for `Retry-After` dates.
+    public init(
+        policy: Policy = .init(),
+        sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) },
+        random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) },
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) {
+        self.policy = policy
+        self.sleep = sleep
+        self.random = random
+        self.now = now
+    }
+
+    /// The full-jitter backoff before attempt `attempt + 1`.
+    public func backoff(afterAttempt attempt: Int) -> Duration {
+        let exponent = min(attempt - 1, 30)
+        let ceiling = min(policy.maxDelay, policy.baseDelay * (1 << exponent))
+        return ceiling * random()
+    }
+
+    /// Retries as described above.
+    public func intercept(
+        _ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String,
+        next: @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?)
+    ) async throws -> (HTTPResponse, HTTPBody?) {
+        let replayable = body.map { $0.iterationBehavior == .multiple } ?? true
+        guard request.isIdempotent, replayable, policy.maxAttempts > 1 else {
+            return try await next(request, body, baseURL)
+        }
+        var attempt = 1
+        while true {
+            let response: HTTPResponse
+            let responseBody: HTTPBody?
+            do {
+                (response, responseBody) = try await next(request, body, baseURL)
+            } catch {
+                guard attempt < policy.maxAttempts, !Task.isCancelled, Self.isRetryable(error) else { throw error }
+                try await sleep(backoff(afterAttempt: attempt))
+                attempt += 1
+                continue
+            }
+            guard policy.retryableStatuses.contains(response.status.code) else {
+                return (Self.marked(response, attempt: attempt), responseBody)
+            }
+            let retryAfter = RetryAfter.delay(response.headerFields[.retryAfter], now: now())
+            if let retryAfter, retryAfter > policy.maxRetryAfter {
+                let url = request.url(relativeTo: baseURL).map(Redaction.redact) ?? "the server"
+                let retryAt = now().addingTimeInterval(Double(retryAfter.components.seconds))
+                if response.status.code == 429 {
+                    throw APIError.rateLimited(resetAt: retryAt, message: nil, url: url)
+                }
+                throw APIError.retryLater(code: response.status.code, retryAt: retryAt, url: url)
+            }
+            guard attempt < policy.maxAttempts else {
+                return (Self.marked(response, attempt: attempt), responseBody)
+            }
+            await Self.discard(responseBody)
+            try await sleep(retryAfter ?? backoff(afterAttempt: attempt))
+            attempt += 1
+        }
+    }
+
+    /// Connection failures and timeouts are worth another attempt; everything else is not.
+    static func isRetryable(_ error: any Error) -> Bool {
+        switch error {
+        case let failure as TransportFailure:
+            return failure.kind != .cancelled
+        case let error as APIError:
+            switch error {
+            case .unreachable, .timedOut, .transport: return true
+            default: return false
+            }
+        case let error as URLError:
+            return [.timedOut, .cannotConnectToHost, .networkConnectionLost, .cannotFindHost, .dnsLookupFailed,
+                    .notConnectedToInternet].contains(error.code)
+        default:
+            return false
+        }
+    }
+
+    private static func marked(_ response: HTTPResponse, attempt: Int) -> HTTPResponse {
+        var response = response
+        response.headerFields[.freshetAttempt] = String(attempt)
+        return response
+    }
+
+    /// Reads and drops a body so its connection can be reused (bounded to 1 MiB; past that the
+    /// connection is abandoned instead).
+    static func discard(_ body: HTTPBody?) async {
+        guard let body else { return }
+        var seen = 0
+        do {
+            for try await chunk in body {
+                seen += chunk.count
+                if seen > 1 << 20 { return }
+            }
+        } catch {}
+    }
+}

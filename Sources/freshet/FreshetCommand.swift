@@ -1,0 +1,25 @@
+import ArgumentParser
+import Foundation
+
+/// `freshet`: GitHub activity, Hacker News, GitHub users and repositories, and Daum blog search
+/// in the terminal, over Freshet's typed, cache-aware HTTP client.
+@main
+struct FreshetCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "freshet",
+        abstract: "GitHub activity, Hacker News, GitHub users and repos, and Daum blog search in your terminal.",
+        discussion: """
+            Data commands print aligned, human-readable output, or JSON with --json.
+            Point them at the offline simulator with FRESHET_GITHUB_URL, FRESHET_HN_URL and
+            FRESHET_KAKAO_URL (see `freshet-sim`). Credentials: GITHUB_TOKEN or GH_TOKEN, KAKAO_REST_API_KEY.
+
+            Exit status: 0 success; 1 usage or other error; 2 nothing could be shown;
+            3 stale data shown after a failed refresh (0 with --allow-stale).
+            """,
+        version: "0.1.0",
+        subcommands: [
+            FeedCommand.self, HNCommand.self, UserCommand.self, RepoCommand.self, ReposCommand.self,
+            BlogsCommand.self, ProxyCommand.self, CacheCommand.self,
+        ]
+    )
+}

@@ -1,0 +1,63 @@
+import Foundation
+import Freshet
+import FreshetSimulator
+
+/// One request as the simulator logged it (`GET /_sim/log`).
+public struct SimLogEntry: Decodable, Sendable {
+    public var id: Int
+    public var method: String
+    public var path: String
+    public var headers: [String: String]
+    public var status: Int?
+    public var finished: Bool
+    public var aborted: Bool
+    public var bytesSent: Int?
+}
+
+/// The simulator's counters (`GET /_sim/stats`).
+public struct SimStats: Decodable, Sendable {
+    public var requests: Int
+    public var inFlight: Int
+    public var maxInFlight: Int
+}
+
+/// Drives the simulator's `/_sim/` control endpoints over HTTP.
+public struct SimControl: Sendable {
+    let client: APIClient
+
+    /// A controller for the simulator at `baseURL`.
+    public init(_ sim: RunningSimulator) {
+        client = APIClient(baseURL: sim.baseURL, transport: liveTransport)
+    }
+
+    /// The request log, in arrival order.
+    public func log() async throws -> [SimLogEntry] {
+        try await client.value(Endpoint<[SimLogEntry]>.get("_sim", "log"))
+    }
+
+    /// Clears the log and the counters.
+    public func resetLog() async throws {
+        _ = try await client.send(Endpoint<Data>(method: .delete, path: ["_sim", "log"]) { data, _ in data })
+    }
+
+    /// The counters.
+    public func stats() async throws -> SimStats {
+        try await client.value(Endpoint<SimStats>.get("_sim", "stats"))
+    }
+
+    /// Posts a JSON control command.
+    public func post(_ path: String, _ json: [String: any Sendable]) async throws {
+        let body = try JSONSerialization.data(withJSONObject: json)
+        _ = try await client.send(Endpoint<Data>(method: .post, path: ["_sim", path], body: body) { data, _ in data })
+    }
+
+    /// Delay before headers for paths starting with `route`.
+    public func setLatency(route: String, milliseconds: Int) async throws {
+        try await post("latency", ["route": route, "ms": milliseconds])
+    }
+
+    /// The next `times` requests under `route` get this canned answer.
+    public func fault(route: String, status: Int, times: Int = 1, headers: [String: String] = [:], body: String = "") async throws {
+        try await post("faults", ["route": route, "status": status, "times": times, "headers": headers, "body": body])
+    }
+}

@@ -1,0 +1,128 @@
+import Foundation
+import Freshet
+import FreshetSimulator
+import FreshetTransports
+import HTTPTypes
+import OpenAPIRuntime
+
+/// The live AsyncHTTPClient transport every test uses.
+public let liveTransport = Transports.asyncHTTPClient(timeout: .seconds(20))
+
+/// Starts a simulator on an ephemeral loopback port and hands the body a client pointed at it.
+public func withSimClient<T: Sendable>(
+    _ configuration: SimulatorConfiguration = .init(),
+    middlewares: [any ClientMiddleware] = [],
+    maxResponseBytes: Int = APIClient.defaultMaxResponseBytes,
+    _ body: @Sendable (RunningSimulator, APIClient) async throws -> T
+) async throws -> T {
+    try await withSimulator(configuration) { sim in
+        let client = APIClient(
+            baseURL: sim.baseURL, transport: liveTransport,
+            middlewares: middlewares, maxResponseBytes: maxResponseBytes)
+        return try await body(sim, client)
+    }
+}
+
+/// Waits until `condition` holds, checking every 20 ms, for at most `seconds`.
+/// Returns whether it held: tests `#expect` the result, so a condition that never holds fails.
+public func eventually(
+    within seconds: Double = 10, _ condition: @Sendable () async throws -> Bool
+) async rethrows -> Bool {
+    let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+    while ContinuousClock.now < deadline {
+        if try await condition() { return true }
+        try? await Task.sleep(for: .milliseconds(20))
+    }
+    return try await condition()
+}
+
+/// A transport that answers from a closure, for unit tests of the client alone.
+public struct ClosureTransport: ClientTransport {
+    let handler: @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?)
+
+    /// Creates a transport that calls `handler` for every request.
+    public init(_ handler: @escaping @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?)) {
+        self.handler = handler
+    }
+
+    /// Calls the handler.
+    public func send(_ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String) async throws
+        -> (HTTPResponse, HTTPBody?)
+    {
+        try await handler(request, body, baseURL)
+    }
+}
+
+/// A TCP port on 127.0.0.1 on which nothing listens (taken from a simulator that has stopped).
+public func closedLoopbackURL() async throws -> URL {
+    try await withSimulator(.init()) { sim in sim.baseURL }
+}
+
+/// Runs an executable built by this package (e.g. `freshet`) and collects its output.
+public struct ProcessResult: Sendable {
+    /// Exit status.
+    public var status: Int32
+    /// Everything written to standard output.
+    public var stdout: String
+    /// Everything written to standard error.
+    public var stderr: String
+}
+
+/// Finds a product built next to the test bundle (`.build/<triple>/debug/NAME`).
+public func builtProduct(_ name: String) -> URL? {
+    var candidates: [URL] = []
+    if let executable = Bundle.main.executableURL {
+        candidates.append(executable.deletingLastPathComponent().appendingPathComponent(name))
+        candidates.append(executable.deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent(name))
+    }
+    let arg0 = URL(fileURLWithPath: CommandLine.arguments[0])
+    candidates.append(arg0.deletingLastPathComponent().appendingPathComponent(name))
+    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    candidates.append(root.appendingPathComponent(".build/debug/\(name)"))
+    return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }
+}
+
+/// Runs `executable` with `arguments` and `environment` (added to a minimal base environment),
+/// with standard input closed, and waits at most `timeout` seconds (then kills it and says so).
+public func runProcess(
+    _ executable: URL, _ arguments: [String], environment: [String: String] = [:], timeout: Double = 60
+) async throws -> ProcessResult {
+    let process = Process()
+    process.executableURL = executable
+    process.arguments = arguments
+    var env = ["PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin", "NO_COLOR": "1",
+               "HOME": FileManager.default.temporaryDirectory.path]
+    env.merge(environment) { _, new in new }
+    process.environment = env
+    let out = Pipe()
+    let err = Pipe()
+    process.standardOutput = out
+    process.standardError = err
+    process.standardInput = FileHandle(forReadingAtPath: "/dev/null")
+    let (exits, exit) = AsyncStream<Int32>.makeStream()
+    process.terminationHandler = { finished in
+        exit.yield(finished.terminationStatus)
+        exit.finish()
+    }
+    try process.run()
+    let box = ProcessBox(process)
+    async let stdout = Task.detached { out.fileHandleForReading.readDataToEndOfFile() }.value
+    async let stderr = Task.detached { err.fileHandleForReading.readDataToEndOfFile() }.value
+    let watchdog = Task {
+        try await Task.sleep(for: .milliseconds(Int(timeout * 1000)))
+        box.process.terminate()
+    }
+    var status: Int32 = -1
+    for await code in exits { status = code }
+    let killed = box.process.terminationReason == .uncaughtSignal
+    watchdog.cancel()
+    return ProcessResult(
+        status: status, stdout: String(decoding: await stdout, as: UTF8.self),
+        stderr: String(decoding: await stderr, as: UTF8.self) + (killed ? "\n[test: ended by signal]" : ""))
+}
+
+/// Lets the watchdog reach the process.
+private final class ProcessBox: @unchecked Sendable {
+    let process: Process
+    init(_ process: Process) { self.process = process }
+}

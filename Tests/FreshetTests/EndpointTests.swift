@@ -1,0 +1,69 @@
+import Foundation
+import Freshet
+import FreshetTestSupport
+import Testing
+
+@Suite("Endpoint path and query encoding")
+struct EndpointTests {
+    @Test("Each hostile segment stays one segment", arguments: [
+        ("a/../b", "a%2F..%2Fb"),
+        ("x?y", "x%3Fy"),
+        ("%2F", "%252F"),
+        ("..", "%2E%2E"),
+        (".", "%2E"),
+        ("a#b", "a%23b"),
+        ("a b", "a%20b"),
+        ("스위프트", "%EC%8A%A4%EC%9C%84%ED%94%84%ED%8A%B8"),
+        ("a+b;c=d", "a%2Bb%3Bc%3Dd"),
+        ("safe-._~AZaz09", "safe-._~AZaz09"),
+    ])
+    func hostileSegment(raw: String, encoded: String) throws {
+        let endpoint = Endpoint<Data>.raw("repos", raw, "events")
+        #expect(try endpoint.encodedTarget() == "/repos/\(encoded)/events")
+    }
+
+    @Test func emptySegmentIsRejected() {
+        let endpoint = Endpoint<Data>.raw("users", "")
+        #expect(throws: APIError.invalidRequest("a path segment is empty (an empty name or ID was given)")) {
+            try endpoint.encodedTarget()
+        }
+    }
+
+    @Test func queryItemsAreEncodedInOrder() throws {
+        let endpoint = Endpoint<Data>.raw("search", query: [
+            QueryItem("q", "language:swift stars:>10"), QueryItem("plus", "a+b"), QueryItem("flag", nil),
+        ])
+        #expect(try endpoint.encodedTarget() == "/search?q=language%3Aswift%20stars%3A%3E10&plus=a%2Bb&flag")
+    }
+
+    @Test func baseURLPathIsKept() throws {
+        let client = APIClient(baseURL: URL(string: "https://example.com/v0")!, transport: ClosureTransport { _, _, _ in
+            throw CancellationError()
+        })
+        #expect(try client.url(for: Endpoint<Data>.raw("item", "1.json")).absoluteString == "https://example.com/v0/item/1.json")
+    }
+
+    @Test("Hostile segments reach the server unchanged, as one segment")
+    func hostileSegmentsOverLoopback() async throws {
+        try await withSimClient { sim, client in
+            let control = SimControl(sim)
+            for raw in ["a/../b", "x?y", "%2F", "..", "a#b"] {
+                let result = await Result { () async throws(APIError) in try await client.send(Endpoint<Data>.raw("users", raw)) }
+                guard case .failure(.httpStatus(let code, _, _)) = result else {
+                    Issue.record("expected a 404 for \(raw), got \(result)")
+                    continue
+                }
+                #expect(code == 404)
+            }
+            let paths = try await control.log().map(\.path)
+            #expect(paths == ["/users/a%2F..%2Fb", "/users/x%3Fy", "/users/%252F", "/users/%2E%2E", "/users/a%23b"])
+        }
+    }
+}
+
+extension Result where Failure == APIError {
+    /// Captures the outcome of a typed-throwing async call.
+    init(catching body: () async throws(APIError) -> Success) async {
+        do { self = .success(try await body()) } catch { self = .failure(error) }
+    }
+}

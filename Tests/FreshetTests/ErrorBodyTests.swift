@@ -1,0 +1,105 @@
+import Foundation
+import Freshet
+import FreshetSimulator
+import FreshetTestSupport
+import FreshetTransports
+import HTTPTypes
+import Testing
+
+@Suite("Error bodies, redaction and transports")
+struct ErrorBodyTests {
+    @Test("The API's own message is found in every error shape", arguments: [
+        (#"{"message":"Not Found","documentation_url":"https://docs.github.com/rest"}"#, "Not Found"),
+        (#"{"errorType":"AccessDeniedError","message":"wrong appKey(null) format"}"#, "wrong appKey(null) format (AccessDeniedError)"),
+        (#"{"code":-401,"msg":"invalid appkey"}"#, "invalid appkey"),
+        (#"{"message":"Validation Failed","errors":[{"resource":"Search","field":"q","code":"missing"}]}"#, "Validation Failed: Search q missing"),
+    ])
+    func apiMessage(body: String, message: String) {
+        #expect(APIErrorBody.message(from: Data(body.utf8)) == message)
+    }
+
+    @Test func noMessageInNonJSONBodies() {
+        #expect(APIErrorBody.message(from: Data("<html>502</html>".utf8)) == nil)
+        #expect(APIErrorBody.message(from: Data()) == nil)
+        #expect(APIErrorBody.message(from: Data("[1,2]".utf8)) == nil)
+    }
+
+    @Test func secretsAreRedactedFromURLs() throws {
+        let url = try #require(URL(string: "https://user:pw@example.com/a?access_token=s3cret&page=2&API_KEY=k"))
+        let shown = Redaction.redact(url)
+        #expect(!shown.contains("s3cret"))
+        #expect(!shown.contains("pw"))
+        #expect(!shown.contains("=k"))
+        #expect(shown.contains("page=2"))
+    }
+
+    @Test func secretHeadersAreRedacted() {
+        let fields: HTTPFields = [.authorization: "Bearer ghp_secret", .accept: "application/json"]
+        let shown = Redaction.redact(fields)
+        #expect(shown[.authorization] == "REDACTED")
+        #expect(shown[.accept] == "application/json")
+    }
+
+    @Test func aRedactedURLAppearsInErrorsNotTheToken() async throws {
+        let transport = ClosureTransport { _, _, _ in
+            (HTTPResponse(status: .notFound), .init(#"{"message":"Not Found"}"#))
+        }
+        let client = APIClient(baseURL: URL(string: "https://example.com")!, transport: transport)
+        let result = await Result { () async throws(APIError) in
+            try await client.send(Endpoint<Data>.raw("x", query: [QueryItem("access_token", "s3cret")]))
+        }
+        guard case .failure(let error) = result else {
+            Issue.record("expected failure")
+            return
+        }
+        #expect(!error.description.contains("s3cret"))
+        #expect(error.description.contains("404"))
+    }
+
+    @Test func a304WithoutACacheIsNotSilentlyDropped() async throws {
+        let transport = ClosureTransport { _, _, _ in (HTTPResponse(status: .notModified), nil) }
+        let client = APIClient(baseURL: URL(string: "https://example.com")!, transport: transport)
+        let result = await Result { () async throws(APIError) in try await client.send(Endpoint<Data>.raw("x")) }
+        guard case .failure(.httpStatus(304, _, _)) = result else {
+            Issue.record("expected a 304 error, got \(result)")
+            return
+        }
+    }
+
+    @Test func cacheOutcomeHeaderIsReadAndRemoved() async throws {
+        let transport = ClosureTransport { _, _, _ in
+            (HTTPResponse(status: .ok, headerFields: [.freshetCache: "revalidated"]), .init("[]"))
+        }
+        let client = APIClient(baseURL: URL(string: "https://example.com")!, transport: transport)
+        let response = try await client.send(Endpoint<[Int]>.get("x"))
+        #expect(response.cache == .revalidated)
+        #expect(response.headers[.freshetCache] == nil)
+    }
+
+    @Test func defaultAndEndpointHeadersAreSent() async throws {
+        let transport = ClosureTransport { request, _, _ in
+            let echo = "\(request.headerFields[.userAgent] ?? "-")|\(request.headerFields[.accept] ?? "-")"
+            return (HTTPResponse(status: .ok), .init(Data(#"{"echo":"\#(echo)"}"#.utf8)))
+        }
+        struct Echo: Decodable, Sendable { let echo: String }
+        let client = APIClient(baseURL: URL(string: "https://example.com")!, transport: transport)
+        var endpoint = Endpoint<Echo>.get("x")
+        endpoint.headers[.accept] = "application/vnd.github+json"
+        let echo = try await client.value(endpoint).echo
+        #expect(echo == "freshet/\(FreshetInfo.version)|application/vnd.github+json")
+    }
+
+    @Test("URLSession is selectable and talks to the same simulator")
+    func urlSessionTransport() async throws {
+        try await withSimulator(.init()) { sim in
+            let client = APIClient(baseURL: sim.baseURL, transport: Transports.urlSession())
+            let response = try await client.send(Endpoint<Login>.get("users", "octocat"))
+            #expect(response.value.login == "octocat")
+            let missing = await Result { () async throws(APIError) in try await client.send(Endpoint<Login>.get("users", "no-such-user-x")) }
+            guard case .failure(.httpStatus(404, "Not Found", _)) = missing else {
+                Issue.record("expected 404, got \(missing)")
+                return
+            }
+        }
+    }
+}
