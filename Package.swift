@@ -87,7 +87,10 @@ let package = Package(
         ),
         .target(
             name: "FreshetTestSupport",
-            dependencies: ["Freshet", "FreshetTransports", "FreshetSimulator"],
+            dependencies: [
+                "Freshet", "FreshetTransports", "FreshetSimulator",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             path: "Tests/FreshetTestSupport"
         ),
         .testTarget(name: "FreshetTests", dependencies: ["Freshet", "FreshetTransports", "FreshetSimulator", "FreshetTestSupport"]),

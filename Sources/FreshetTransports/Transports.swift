@@ -22,7 +22,8 @@ public enum Transports {
     /// The process-wide AsyncHTTPClient: one connection pool for every Freshet client.
     ///
     /// Redirects are not followed here (Freshet's redirect policy decides), the connect timeout
-    /// is 10 s and idle keep-alive connections are kept for 60 s. It lives as long as the process.
+    /// is 10 s, a refused connection fails at once (no silent pool retries), and idle keep-alive
+    /// connections are kept for 60 s. It lives as long as the process.
     public static let sharedHTTPClient: HTTPClient = {
         var configuration = HTTPClient.Configuration(
             redirectConfiguration: .disallow,
@@ -31,6 +32,9 @@ public enum Transports {
             decompression: .disabled
         )
         configuration.httpVersion = .automatic
+        // Fail fast on a refused connection: the retry middleware decides about retrying, with
+        // backoff the caller controls, instead of the pool silently retrying until the timeout.
+        configuration.connectionPool.retryConnectionEstablishment = false
         return HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration)
     }()
 
@@ -153,4 +157,17 @@ private struct ClassifiedChunks: AsyncSequence, Sendable {
     }
 
     func makeAsyncIterator() -> AsyncIterator { AsyncIterator(base: base.makeAsyncIterator()) }
+}
+
+extension APIClient {
+    /// A client for a live API: the shared AsyncHTTPClient transport (or `transport`) and
+    /// Freshet's standard middleware chain (``Middlewares/standard(logger:retry:rateLimit:coalescing:innermost:)``).
+    public static func live(
+        baseURL: URL,
+        headers: HTTPFields = APIClient.standardHeaders,
+        transport: any ClientTransport = Transports.asyncHTTPClient(),
+        middlewares: [any ClientMiddleware] = Middlewares.standard()
+    ) -> APIClient {
+        APIClient(baseURL: baseURL, transport: transport, middlewares: middlewares, defaultHeaders: headers)
+    }
 }

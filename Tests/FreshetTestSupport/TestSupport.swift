@@ -126,3 +126,11 @@ private final class ProcessBox: @unchecked Sendable {
     let process: Process
     init(_ process: Process) { self.process = process }
 }
+
+extension Result {
+    /// The failure as an `APIError`, or `nil` on success or for another error type.
+    public var apiError: APIError? {
+        if case .failure(let error) = self { return error as? APIError }
+        return nil
+    }
+}
