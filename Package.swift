@@ -13,6 +13,7 @@ let package = Package(
     products: [
         .library(name: "Freshet", targets: ["Freshet"]),
         .library(name: "FreshetTransports", targets: ["FreshetTransports"]),
+        .library(name: "FreshetCache", targets: ["FreshetCache"]),
         .library(name: "FreshetCombine", targets: ["FreshetCombine"]),
         .library(name: "GitHubAPI", targets: ["GitHubAPI"]),
         .library(name: "HackerNewsAPI", targets: ["HackerNewsAPI"]),
@@ -33,6 +34,8 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/OpenCombine/OpenCombine", from: "0.14.0"),
         .package(url: "https://github.com/onevcat/Rainbow", from: "4.2.2"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
     ],
     targets: [
         .target(
@@ -51,6 +54,15 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client"),
                 .product(name: "OpenAPIURLSession", package: "swift-openapi-urlsession"),
+            ]
+        ),
+        .target(
+            name: "FreshetCache",
+            dependencies: [
+                "Freshet",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .target(
@@ -73,7 +85,7 @@ let package = Package(
         .executableTarget(
             name: "freshet",
             dependencies: [
-                "Freshet", "FreshetTransports", "GitHubAPI", "HackerNewsAPI", "DaumSearchAPI",
+                "Freshet", "FreshetTransports", "FreshetCache", "GitHubAPI", "HackerNewsAPI", "DaumSearchAPI",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Rainbow", package: "Rainbow"),
             ]
@@ -94,6 +106,7 @@ let package = Package(
             path: "Tests/FreshetTestSupport"
         ),
         .testTarget(name: "FreshetTests", dependencies: ["Freshet", "FreshetTransports", "FreshetSimulator", "FreshetTestSupport"]),
+        .testTarget(name: "FreshetCacheTests", dependencies: ["FreshetCache", "FreshetTestSupport"]),
         .testTarget(name: "FreshetCombineTests", dependencies: ["FreshetCombine", "FreshetTestSupport"]),
         .testTarget(name: "GitHubAPITests", dependencies: ["GitHubAPI", "FreshetTestSupport"]),
         .testTarget(name: "HackerNewsAPITests", dependencies: ["HackerNewsAPI", "FreshetTestSupport"]),

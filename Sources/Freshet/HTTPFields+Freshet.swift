@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import OpenAPIRuntime
 
 extension HTTPField.Name {
     /// `X-RateLimit-Limit`.
@@ -45,5 +46,31 @@ enum URLTarget {
         guard let originURL = origin.url else { return nil }
         let path = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
         return (originURL, path + (components.percentEncodedQuery.map { "?\($0)" } ?? ""))
+    }
+}
+
+extension HTTPBody {
+    /// Reads and drops a body so its connection can be reused. Past `limit` bytes it stops and
+    /// the connection is abandoned instead. Errors are ignored: the body is being thrown away.
+    public static func discard(_ body: HTTPBody?, limit: Int = 1 << 20) async {
+        guard let body else { return }
+        var seen = 0
+        do {
+            for try await chunk in body {
+                seen += chunk.count
+                if seen > limit { return }
+            }
+        } catch {}
+    }
+}
+
+extension URL {
+    /// Whether scheme, host and port are all equal (default ports filled in): the same origin.
+    public func isSameOrigin(as other: URL) -> Bool {
+        func origin(_ url: URL) -> (String, String, Int) {
+            let scheme = url.scheme?.lowercased() ?? ""
+            return (scheme, url.host?.lowercased() ?? "", url.port ?? (scheme == "https" ? 443 : 80))
+        }
+        return origin(self) == origin(other)
     }
 }

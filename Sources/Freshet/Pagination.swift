@@ -101,7 +101,7 @@ extension APIClient {
                         let page = try await client.send(current)
                         continuation.yield(page)
                         guard let next = LinkHeader.url("next", in: page.headers, relativeTo: page.url) else { break }
-                        guard RedirectMiddleware.sameOrigin(first, next) else {
+                        guard first.isSameOrigin(as: next) else {
                             throw APIError.invalidRequest(
                                 "the next page is on another origin (\(Redaction.redact(next))); it was not fetched")
                         }

@@ -56,7 +56,7 @@ public struct RedirectMiddleware: ClientMiddleware {
                 let loop = (chain + [target]).map(Redaction.redact).joined(separator: " → ")
                 throw APIError.redirectRefused(reason: "redirect loop: \(loop)", url: shown)
             }
-            await RetryMiddleware.discard(responseBody)
+            await HTTPBody.discard(responseBody)
 
             let code = response.status.code
             if code == 303 && current.method != .head || (code == 301 || code == 302) && current.method == .post {
@@ -68,7 +68,7 @@ public struct RedirectMiddleware: ClientMiddleware {
             } else if let body = currentBody, body.iterationBehavior == .single {
                 throw APIError.redirectRefused(reason: "the request body cannot be sent twice", url: shown)
             }
-            if !Self.sameOrigin(currentURL, target) {
+            if !currentURL.isSameOrigin(as: target) {
                 for name in Self.credentialHeaders { current.headerFields[name] = nil }
             }
             current.path = split.target
@@ -76,14 +76,5 @@ public struct RedirectMiddleware: ClientMiddleware {
             currentURL = target
             chain.append(target)
         }
-    }
-
-    /// Scheme, host and port all equal (default ports filled in).
-    static func sameOrigin(_ a: URL, _ b: URL) -> Bool {
-        func origin(_ url: URL) -> (String, String, Int) {
-            let scheme = url.scheme?.lowercased() ?? ""
-            return (scheme, url.host?.lowercased() ?? "", url.port ?? (scheme == "https" ? 443 : 80))
-        }
-        return origin(a) == origin(b)
     }
 }

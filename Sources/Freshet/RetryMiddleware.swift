@@ -106,7 +106,7 @@ public struct RetryMiddleware: ClientMiddleware {
             guard attempt < policy.maxAttempts else {
                 return (Self.marked(response, attempt: attempt), responseBody)
             }
-            await Self.discard(responseBody)
+            await HTTPBody.discard(responseBody)
             try await sleep(retryAfter ?? backoff(afterAttempt: attempt))
             attempt += 1
         }
@@ -134,18 +134,5 @@ public struct RetryMiddleware: ClientMiddleware {
         var response = response
         response.headerFields[.freshetAttempt] = String(attempt)
         return response
-    }
-
-    /// Reads and drops a body so its connection can be reused (bounded to 1 MiB; past that the
-    /// connection is abandoned instead).
-    static func discard(_ body: HTTPBody?) async {
-        guard let body else { return }
-        var seen = 0
-        do {
-            for try await chunk in body {
-                seen += chunk.count
-                if seen > 1 << 20 { return }
-            }
-        } catch {}
     }
 }

@@ -1,0 +1,48 @@
+import Crypto
+import Foundation
+import Freshet
+import HTTPTypes
+
+/// How requests map to cache entries. Nothing secret is ever stored in a key: URLs and
+/// credentials are hashed.
+enum CacheKey {
+    /// The primary key: SHA-256 of the URL and of the credentials that select whose response it is
+    /// (`Authorization`, which also carries Kakao's `KakaoAK` key, and `Cookie`).
+    static func primary(url: URL, request: HTTPRequest) -> String {
+        let credential = request.headerFields[values: .authorization].joined(separator: "\n") + "\u{0}"
+            + request.headerFields[values: .cookie].joined(separator: "\n")
+        return sha256("GET \(url.absoluteString)\u{0}\(credential)")
+    }
+
+    /// The field names a response's `Vary` nominates, lowercased and de-duplicated; `["*"]` for `Vary: *`.
+    static func varyNames(_ response: HTTPFields) -> [String] {
+        let names = response[values: .vary]
+            .flatMap { $0.split(separator: ",") }
+            .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+            .filter { !$0.isEmpty }
+        if names.contains("*") { return ["*"] }
+        return Array(Set(names)).sorted()
+    }
+
+    /// The secondary key: a hash of the request's normalised values for the nominated fields
+    /// (whitespace collapsed, several lines joined), so `Vary: Authorization` never stores a token.
+    static func variant(varyNames names: [String], request: HTTPFields) -> String {
+        guard !names.isEmpty else { return "" }
+        let text = names.map { name -> String in
+            let values = HTTPField.Name(name).map { request[values: $0] } ?? []
+            let joined = values.joined(separator: ",")
+                .split(separator: ",")
+                .map { $0.split(whereSeparator: { $0 == " " || $0 == "\t" }).joined(separator: " ") }
+                .joined(separator: ",")
+            return "\(name)=\(joined)"
+        }.joined(separator: "\n")
+        return sha256(text)
+    }
+
+    static func sha256(_ text: String) -> String {
+        SHA256.hash(data: Data(text.utf8)).map { byte in
+            let hex = String(byte, radix: 16)
+            return byte < 16 ? "0" + hex : hex
+        }.joined()
+    }
+}

@@ -1,0 +1,418 @@
+import Foundation
+import Freshet
+import HTTPTypes
+import OpenAPIRuntime
+
+/// An RFC 9111 HTTP cache as a `ClientMiddleware`.
+///
+/// Place it innermost, right before the transport (see ``Freshet/Middlewares``): a retried or
+/// coalesced request then still hits it. It reports how it answered in the `Freshet-Cache`
+/// response header, which ``Freshet/APIClient`` turns into ``Freshet/Response/cache``:
+/// `hit` (served from the store), `revalidated` (a `304` confirmed the stored response, which is
+/// delivered as the stored `200`), `miss` (from the server) or `stale` (served stale: a caller's
+/// `max-stale`, `stale-while-revalidate`, `stale-if-error`, or ``Options/serveStaleOnFailure``).
+///
+/// What it implements: freshness from `s-maxage` (shared), `max-age`, `Expires`/`Date`, and
+/// heuristics (§4.2); the current-age computation with `Age` (§4.2.3); storage rules (§3):
+/// `no-store`, `no-cache` (also `no-cache="Field"`), `private`, authenticated requests in shared
+/// mode (§3.5), hop-by-hop and `Connection`-listed fields never stored; `Vary` variants (§4.1);
+/// validation with the stored `ETag` and `Last-Modified` (§4.3) and header update from `304`
+/// (§3.2, §4.3.4); request directives `max-age`, `max-stale`, `min-fresh`, `no-cache`,
+/// `no-store`, `only-if-cached` (§5.2.1); `must-revalidate`, `proxy-revalidate`, `immutable`;
+/// invalidation after unsafe methods (§4.4); `stale-while-revalidate` and `stale-if-error`.
+public struct CacheMiddleware: ClientMiddleware {
+    /// How the cache behaves beyond the RFC's fixed rules.
+    public struct Options: Sendable {
+        /// Private (the default, for a client) or shared (for a proxy).
+        public var mode: CacheMode
+        /// Serve a stored response, flagged `stale`, when the server cannot be reached or answers
+        /// 5xx — unless the response forbids it (`must-revalidate`, `no-cache`, …). The apps use
+        /// this so a dead network still shows stored data.
+        public var serveStaleOnFailure: Bool
+        /// The largest body stored; larger responses pass through unstored.
+        public var maxEntryBytes: Int
+        /// The share of `Date − Last-Modified` used as heuristic lifetime (default 0.1).
+        public var heuristicFraction: Double
+        /// The caller's own lifetime for a URL, in seconds, replacing what the server says
+        /// (private mode only). For APIs that send no useful freshness, like Hacker News.
+        public var lifetimeOverride: (@Sendable (URL) -> Double?)?
+
+        /// Creates options.
+        public init(mode: CacheMode = .private, serveStaleOnFailure: Bool = false,
+                    maxEntryBytes: Int = 8 * 1024 * 1024, heuristicFraction: Double = 0.1,
+                    lifetimeOverride: (@Sendable (URL) -> Double?)? = nil) {
+            self.mode = mode
+            self.serveStaleOnFailure = serveStaleOnFailure
+            self.maxEntryBytes = maxEntryBytes
+            self.heuristicFraction = heuristicFraction
+            self.lifetimeOverride = lifetimeOverride
+        }
+    }
+
+    /// Where responses are kept.
+    public let store: any CacheStore
+    /// The behaviour switches.
+    public var options: Options
+    /// Used for `stale-while-revalidate` refreshes after the caller has been answered. Since the
+    /// cache is innermost, pass the same transport the client uses; without one, a response in
+    /// its stale-while-revalidate window is revalidated in line instead.
+    public var backgroundTransport: (any ClientTransport)?
+    private let now: @Sendable () -> Date
+
+    /// Creates the middleware.
+    public init(store: any CacheStore, options: Options = .init(), backgroundTransport: (any ClientTransport)? = nil,
+                now: @escaping @Sendable () -> Date = { Date() }) {
+        self.store = store
+        self.options = options
+        self.backgroundTransport = backgroundTransport
+        self.now = now
+    }
+
+    /// Fields never stored (RFC 9110 §7.6.1 hop-by-hop, plus Freshet's own markers).
+    static let unstoredFields: Set<String> = [
+        "connection", "keep-alive", "proxy-connection", "te", "transfer-encoding", "upgrade",
+        "proxy-authenticate", "proxy-authorization", "trailer", "freshet-cache", "freshet-attempt",
+    ]
+
+    // MARK: - The middleware
+
+    /// Answers from the store when it may, revalidates when it must, and stores what it can.
+    public func intercept(
+        _ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String,
+        next: @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?)
+    ) async throws -> (HTTPResponse, HTTPBody?) {
+        guard let url = request.url(relativeTo: baseURL) else { return try await next(request, body, baseURL) }
+        guard request.method == .get || request.method == .head else {
+            let (response, responseBody) = try await next(request, body, baseURL)
+            if !Self.isSafe(request.method), (200..<400).contains(response.status.code) {
+                await invalidate(url, response: response)
+            }
+            return (response, responseBody)
+        }
+        let requestControl = CacheControl(request.headerFields)
+        let callerConditional = request.headerFields[.ifNoneMatch] != nil || request.headerFields[.ifModifiedSince] != nil
+            || request.headerFields[.range] != nil
+        let key = CacheKey.primary(url: url, request: request)
+        let variants = (try? await store.variants(forKey: key)) ?? []
+        let stored = variants.first { candidate in
+            let names = CacheKey.varyNames(candidate.headers)
+            return names != ["*"] && CacheKey.variant(varyNames: names, request: request.headerFields) == candidate.variant
+        }
+
+        if let stored, !callerConditional {
+            let freshness = freshness(of: stored, url: url)
+            switch reuse(stored, freshness: freshness, request: requestControl) {
+            case .fresh:
+                return await serve(stored, freshness: freshness, outcome: .hit, head: request.method == .head)
+            case .staleAllowed:
+                return await serve(stored, freshness: freshness, outcome: .stale, head: request.method == .head)
+            case .mustValidate:
+                break
+            }
+            if requestControl.onlyIfCached {
+                return await gatewayTimeout()
+            }
+            if request.method == .get, let transport = backgroundTransport,
+               let window = CacheControl(stored.headers).staleWhileRevalidate,
+               freshness.staleness <= Double(window), !forbidsStale(stored) {
+                revalidateInBackground(stored, request: request, baseURL: baseURL, url: url, transport: transport)
+                return await serve(stored, freshness: freshness, outcome: .stale, head: false)
+            }
+            if request.method == .head {
+                return try await passThrough(request, body: body, baseURL: baseURL, next: next)
+            }
+            return try await revalidate(stored, freshness: freshness, request: request, requestControl: requestControl,
+                                        baseURL: baseURL, url: url, next: next)
+        }
+        if requestControl.onlyIfCached {
+            return await gatewayTimeout()
+        }
+        let requestTime = now()
+        let (response, responseBody) = try await next(request, body, baseURL)
+        return try await storeIfAllowed(response, body: responseBody, request: request, requestControl: requestControl,
+                                        url: url, requestTime: requestTime, key: key)
+    }
+
+    // MARK: - Reuse (RFC 9111 §4)
+
+    enum Reuse { case fresh, staleAllowed, mustValidate }
+
+    func freshness(of stored: CachedResponse, url: URL) -> Freshness {
+        let override = options.mode == .private ? options.lifetimeOverride?(url) : nil
+        return Freshness(stored: stored, mode: options.mode, now: now(), lifetimeOverride: override,
+                         heuristicFraction: options.heuristicFraction)
+    }
+
+    /// Whether `stored` may be used without contacting the server.
+    func reuse(_ stored: CachedResponse, freshness: Freshness, request: CacheControl) -> Reuse {
+        let response = CacheControl(stored.headers)
+        if response.noCache || request.noCache { return .mustValidate }
+        if let maxAge = request.maxAge, freshness.age > Double(maxAge) {
+            // `immutable` (RFC 8246): a fresh response needs no revalidation even on reload.
+            guard response.immutable, freshness.isFresh else { return .mustValidate }
+        }
+        if let minFresh = request.minFresh, freshness.lifetime - freshness.age < Double(minFresh) {
+            return .mustValidate
+        }
+        if freshness.isFresh { return .fresh }
+        if let maxStale = request.maxStale, !forbidsStale(stored) {
+            if let limit = maxStale, freshness.staleness > Double(limit) { return .mustValidate }
+            return .staleAllowed
+        }
+        return .mustValidate
+    }
+
+    /// Directives that forbid serving the response stale (§4.2.4).
+    func forbidsStale(_ stored: CachedResponse) -> Bool {
+        let control = CacheControl(stored.headers)
+        if control.mustRevalidate || control.noCache { return true }
+        if options.mode == .shared, control.proxyRevalidate || control.sharedMaxAge != nil { return true }
+        return false
+    }
+
+    /// Whether a failure (network error or 5xx) may be answered with `stored`, stale.
+    func mayServeStaleOnError(_ stored: CachedResponse, freshness: Freshness, request: CacheControl) -> Bool {
+        guard !forbidsStale(stored) else { return false }
+        if options.serveStaleOnFailure { return true }
+        let windows = [CacheControl(stored.headers).staleIfError, request.staleIfError].compactMap { $0 }
+        return windows.contains { freshness.staleness <= Double($0) }
+    }
+
+    // MARK: - Validation (§4.3)
+
+    private func revalidate(
+        _ stored: CachedResponse, freshness: Freshness, request: HTTPRequest, requestControl: CacheControl,
+        baseURL: URL, url: URL,
+        next: @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?)
+    ) async throws -> (HTTPResponse, HTTPBody?) {
+        let conditional = Self.conditional(request, for: stored)
+        let requestTime = now()
+        let response: HTTPResponse
+        let responseBody: HTTPBody?
+        do {
+            (response, responseBody) = try await next(conditional, nil, baseURL)
+        } catch {
+            if !(error is CancellationError), !Task.isCancelled,
+               mayServeStaleOnError(stored, freshness: freshness, request: requestControl) {
+                return await serve(stored, freshness: freshness, outcome: .stale, head: false)
+            }
+            throw error
+        }
+        if response.status.code == 304 {
+            await HTTPBody.discard(responseBody)
+            let updated = Self.updated(stored, with: response.headerFields, requestTime: requestTime, responseTime: now())
+            try? await store.save(updated)
+            return await serve(updated, freshness: self.freshness(of: updated, url: url), outcome: .revalidated, head: false)
+        }
+        if response.status.code >= 500, mayServeStaleOnError(stored, freshness: freshness, request: requestControl) {
+            await HTTPBody.discard(responseBody)
+            return await serve(stored, freshness: freshness, outcome: .stale, head: false)
+        }
+        return try await storeIfAllowed(response, body: responseBody, request: request, requestControl: requestControl,
+                                        url: url, requestTime: requestTime, key: stored.key)
+    }
+
+    /// `request` with the stored validators: `ETag` verbatim as `If-None-Match`, `Last-Modified`
+    /// as `If-Modified-Since`.
+    static func conditional(_ request: HTTPRequest, for stored: CachedResponse) -> HTTPRequest {
+        var conditional = request
+        if let etag = stored.headers[.eTag] { conditional.headerFields[.ifNoneMatch] = etag }
+        if let lastModified = stored.headers[.lastModified] { conditional.headerFields[.ifModifiedSince] = lastModified }
+        return conditional
+    }
+
+    /// The stored response with the header fields of a `304` (all but `Content-Length` and the
+    /// fields never stored), and new request/response times (§3.2).
+    static func updated(_ stored: CachedResponse, with fields: HTTPFields, requestTime: Date, responseTime: Date) -> CachedResponse {
+        var updated = stored
+        let incoming = storableFields(fields, control: CacheControl(fields), mode: .private)
+        let replaced = Set(incoming.map(\.name)).subtracting([.contentLength])
+        var headers = HTTPFields()
+        for field in stored.headers where !replaced.contains(field.name) { headers.append(field) }
+        for field in incoming where replaced.contains(field.name) { headers.append(field) }
+        updated.headers = headers
+        updated.requestTime = requestTime
+        updated.responseTime = responseTime
+        return updated
+    }
+
+    private func revalidateInBackground(
+        _ stored: CachedResponse, request: HTTPRequest, baseURL: URL, url: URL, transport: any ClientTransport
+    ) {
+        let conditional = Self.conditional(request, for: stored)
+        let cache = self
+        Task.detached {
+            let requestTime = cache.now()
+            guard let (response, body) = try? await transport.send(conditional, body: nil, baseURL: baseURL,
+                                                                   operationID: "cache-revalidation") else { return }
+            if response.status.code == 304 {
+                await HTTPBody.discard(body)
+                let updated = Self.updated(stored, with: response.headerFields, requestTime: requestTime, responseTime: cache.now())
+                try? await cache.store.save(updated)
+            } else if let (_, rest) = try? await cache.storeIfAllowed(
+                response, body: body, request: request, requestControl: CacheControl(request.headerFields),
+                url: url, requestTime: requestTime, key: stored.key) {
+                await HTTPBody.discard(rest)
+            }
+        }
+    }
+
+    // MARK: - Storing (§3)
+
+    /// Whether a response may be stored (§3, §3.5).
+    func isStorable(_ response: HTTPResponse, request: HTTPRequest, requestControl: CacheControl) -> Bool {
+        let code = response.status.code
+        guard request.method == .get, code >= 200, code != 206, code != 304 else { return false }
+        let control = CacheControl(response.headerFields)
+        if requestControl.noStore || control.noStore { return false }
+        if CacheKey.varyNames(response.headerFields) == ["*"] { return false }
+        let shared = options.mode == .shared
+        if shared, control.isPrivate { return false }
+        if shared, request.headerFields[.authorization] != nil,
+           !(control.isPublic || control.sharedMaxAge != nil || control.mustRevalidate) { return false }
+        if control.isPublic || control.maxAge != nil || response.headerFields[.expires] != nil { return true }
+        if shared, control.sharedMaxAge != nil { return true }
+        if !shared, control.has("private") { return true }
+        return heuristicallyCacheableStatuses.contains(code)
+    }
+
+    /// The fields of a response that may be stored.
+    static func storableFields(_ fields: HTTPFields, control: CacheControl, mode: CacheMode) -> HTTPFields {
+        var excluded = unstoredFields
+        for value in fields[values: .connection] {
+            for name in value.split(separator: ",") { excluded.insert(name.trimmingCharacters(in: .whitespaces).lowercased()) }
+        }
+        excluded.formUnion(control.fieldNames("no-cache") ?? [])
+        if mode == .shared { excluded.formUnion(control.fieldNames("private") ?? []) }
+        var kept = HTTPFields()
+        for field in fields where !excluded.contains(field.name.canonicalName) { kept.append(field) }
+        return kept
+    }
+
+    private func storeIfAllowed(
+        _ response: HTTPResponse, body: HTTPBody?, request: HTTPRequest, requestControl: CacheControl,
+        url: URL, requestTime: Date, key: String
+    ) async throws -> (HTTPResponse, HTTPBody?) {
+        var marked = response
+        marked.headerFields[.freshetCache] = CacheOutcome.miss.rawValue
+        try? await store.record(.miss)
+        let storable = isStorable(response, request: request, requestControl: requestControl)
+            || isStorableByOverride(response, url: url, request: request, requestControl: requestControl)
+        guard storable else { return (marked, body) }
+        let (data, rest) = try await Self.prefix(of: body, limit: options.maxEntryBytes)
+        guard rest == nil else {
+            return (marked, Self.concatenate(data, rest))
+        }
+        let names = CacheKey.varyNames(response.headerFields)
+        let entry = CachedResponse(
+            key: key, variant: CacheKey.variant(varyNames: names, request: request.headerFields),
+            url: Redaction.redact(url), status: response.status.code,
+            headers: Self.storableFields(response.headerFields, control: CacheControl(response.headerFields), mode: options.mode),
+            body: data, requestTime: requestTime, responseTime: now())
+        try? await store.save(entry)
+        return (marked, HTTPBody(data))
+    }
+
+    private func isStorableByOverride(_ response: HTTPResponse, url: URL, request: HTTPRequest,
+                                      requestControl: CacheControl) -> Bool {
+        guard options.mode == .private, options.lifetimeOverride?(url) != nil, request.method == .get,
+              response.status.code == 200, !requestControl.noStore,
+              !CacheControl(response.headerFields).noStore else { return false }
+        return true
+    }
+
+    /// Reads `body` up to `limit` bytes. When it is longer, returns what was read and an iterator
+    /// for the rest, so the caller still gets every byte, streamed.
+    static func prefix(of body: HTTPBody?, limit: Int) async throws -> (Data, HTTPBody.AsyncIterator?) {
+        guard let body else { return (Data(), nil) }
+        var iterator = body.makeAsyncIterator()
+        var data = Data()
+        while let chunk = try await iterator.next() {
+            data.append(contentsOf: chunk)
+            if data.count > limit { return (data, iterator) }
+        }
+        return (data, nil)
+    }
+
+    static func concatenate(_ head: Data, _ rest: HTTPBody.AsyncIterator?) -> HTTPBody {
+        HTTPBody(Concatenated(head: head, rest: IteratorBox(rest)), length: .unknown, iterationBehavior: .single)
+    }
+
+    // MARK: - Serving
+
+    private func serve(_ stored: CachedResponse, freshness: Freshness, outcome: CacheOutcome, head: Bool) async
+        -> (HTTPResponse, HTTPBody?)
+    {
+        try? await store.record(outcome)
+        var fields = stored.headers
+        fields[.age] = String(Int(freshness.age.rounded(.down)))
+        fields[.freshetCache] = outcome.rawValue
+        let response = HTTPResponse(status: .init(code: stored.status), headerFields: fields)
+        return (response, head ? nil : HTTPBody(stored.body))
+    }
+
+    /// `only-if-cached` with nothing usable: 504 (§5.2.1.7).
+    private func gatewayTimeout() async -> (HTTPResponse, HTTPBody?) {
+        try? await store.record(.miss)
+        return (HTTPResponse(status: .gatewayTimeout, headerFields: [.freshetCache: CacheOutcome.miss.rawValue]), nil)
+    }
+
+    private func passThrough(
+        _ request: HTTPRequest, body: HTTPBody?, baseURL: URL,
+        next: @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?)
+    ) async throws -> (HTTPResponse, HTTPBody?) {
+        var (response, responseBody) = try await next(request, body, baseURL)
+        response.headerFields[.freshetCache] = CacheOutcome.miss.rawValue
+        return (response, responseBody)
+    }
+
+    // MARK: - Invalidation (§4.4)
+
+    static func isSafe(_ method: HTTPRequest.Method) -> Bool {
+        [.get, .head, .options, .trace].contains(method)
+    }
+
+    /// Removes the stored responses for the target URI and, on the same origin, the
+    /// `Location` and `Content-Location` URIs.
+    private func invalidate(_ url: URL, response: HTTPResponse) async {
+        var targets = [url]
+        for name in [HTTPField.Name.location, .contentLocation] {
+            if let value = response.headerFields[name], let other = URL(string: value, relativeTo: url)?.absoluteURL,
+               url.isSameOrigin(as: other) {
+                targets.append(other)
+            }
+        }
+        for target in targets {
+            try? await store.remove(url: Redaction.redact(target))
+        }
+    }
+}
+
+/// Holds the unread rest of a body. It is iterated by one consumer only (the body is `.single`),
+/// which is what makes the unchecked `Sendable` sound.
+private final class IteratorBox: @unchecked Sendable {
+    var iterator: HTTPBody.AsyncIterator?
+    init(_ iterator: HTTPBody.AsyncIterator?) { self.iterator = iterator }
+}
+
+/// Bytes already read, then the rest of the body: a long response streams through unstored.
+private struct Concatenated: AsyncSequence, Sendable {
+    typealias Element = HTTPBody.ByteChunk
+    let head: Data
+    let rest: IteratorBox
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        var head: Data?
+        let rest: IteratorBox
+
+        mutating func next() async throws -> HTTPBody.ByteChunk? {
+            if let chunk = head {
+                head = nil
+                return ArraySlice(chunk)
+            }
+            return try await rest.iterator?.next()
+        }
+    }
+
+    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(head: head, rest: rest) }
+}

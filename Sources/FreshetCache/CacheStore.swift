@@ -1,0 +1,81 @@
+import Foundation
+import Freshet
+import HTTPTypes
+
+/// One stored response: a variant of a cache entry.
+///
+/// `key` identifies the entry (method, URL and credential, hashed: no URL query secret and no
+/// token is ever stored in it); `variant` tells apart the responses `Vary` selects between.
+public struct CachedResponse: Sendable, Equatable {
+    /// The primary cache key: a hex SHA-256 of method, URL and credential.
+    public var key: String
+    /// The secondary key: the normalised values of the request headers named by `Vary`
+    /// (empty when the response has no `Vary`).
+    public var variant: String
+    /// The request URL with secrets redacted, for display (`freshet cache stats`) and invalidation.
+    public var url: String
+    /// The stored status code.
+    public var status: Int
+    /// The stored header fields, in order.
+    public var headers: HTTPFields
+    /// The stored body.
+    public var body: Data
+    /// When the request that produced this response was sent (`request_time`, RFC 9111 §4.2.3).
+    public var requestTime: Date
+    /// When the response was received (`response_time`, RFC 9111 §4.2.3).
+    public var responseTime: Date
+
+    /// Creates a stored response.
+    public init(key: String, variant: String, url: String, status: Int, headers: HTTPFields, body: Data,
+                requestTime: Date, responseTime: Date) {
+        self.key = key
+        self.variant = variant
+        self.url = url
+        self.status = status
+        self.headers = headers
+        self.body = body
+        self.requestTime = requestTime
+        self.responseTime = responseTime
+    }
+
+    /// The bytes this entry costs in a store (body plus header text).
+    public var size: Int {
+        body.count + headers.reduce(0) { $0 + $1.name.rawName.utf8.count + $1.value.utf8.count + 4 }
+    }
+}
+
+/// What a store holds and how the cache has answered.
+public struct CacheStats: Sendable, Equatable, Codable {
+    /// Stored responses (variants).
+    public var entries: Int
+    /// Bytes stored.
+    public var bytes: Int
+    /// How many requests were answered with each ``Freshet/CacheOutcome``, by raw value.
+    public var outcomes: [String: Int]
+
+    /// Creates statistics.
+    public init(entries: Int, bytes: Int, outcomes: [String: Int]) {
+        self.entries = entries
+        self.bytes = bytes
+        self.outcomes = outcomes
+    }
+}
+
+/// Where the cache keeps responses. Implementations must be safe to call concurrently.
+public protocol CacheStore: Sendable {
+    /// Every stored variant for `key`, most recently stored first; marks them as used (for LRU).
+    func variants(forKey key: String) async throws -> [CachedResponse]
+    /// Stores `response`, replacing the variant with the same `key` and `variant`, then evicts
+    /// least recently used entries if the store is over its size cap.
+    func save(_ response: CachedResponse) async throws
+    /// Removes every variant of `key`.
+    func remove(key: String) async throws
+    /// Removes every entry whose display URL equals `url` (used to invalidate after unsafe methods).
+    func remove(url: String) async throws
+    /// Removes everything.
+    func removeAll() async throws
+    /// Counts one answer of the cache.
+    func record(_ outcome: CacheOutcome) async throws
+    /// What the store holds and the outcome counters.
+    func stats() async throws -> CacheStats
+}
