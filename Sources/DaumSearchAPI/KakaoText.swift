@@ -1,0 +1,145 @@
+import Foundation
+
+/// Parses Kakao's date-times without any locale, calendar or formatter.
+enum KakaoDateTime {
+    /// Parses `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM|±HHMM)`, e.g.
+    /// `2017-06-14T00:00:00.000+09:00`. A time without an offset is rejected: it names no instant.
+    static func parse(_ text: String) -> Date? {
+        let bytes = Array(text.utf8)
+        var position = 0
+
+        func number(_ count: Int) -> Int? {
+            guard position + count <= bytes.count else { return nil }
+            var value = 0
+            for byte in bytes[position..<position + count] {
+                guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+                value = value * 10 + Int(byte - UInt8(ascii: "0"))
+            }
+            position += count
+            return value
+        }
+        func expect(_ character: Character) -> Bool {
+            guard position < bytes.count, let ascii = character.asciiValue, bytes[position] == ascii else { return false }
+            position += 1
+            return true
+        }
+
+        guard let year = number(4), expect("-"), let month = number(2), expect("-"), let day = number(2),
+              expect("T") || expect("t"),
+              let hour = number(2), expect(":"), let minute = number(2), expect(":"), let second = number(2)
+        else { return nil }
+        guard (1...12).contains(month), (1...daysIn(month: month, year: year)).contains(day),
+              (0...23).contains(hour), (0...59).contains(minute), (0...59).contains(second)
+        else { return nil }
+
+        var fraction = 0.0
+        if expect(".") {
+            // Up to nanoseconds count; further digits are read and ignored.
+            var digits = 0
+            var divisor = 1
+            let start = position
+            while position < bytes.count, bytes[position] >= UInt8(ascii: "0"), bytes[position] <= UInt8(ascii: "9") {
+                if position - start < 9 {
+                    digits = digits * 10 + Int(bytes[position] - UInt8(ascii: "0"))
+                    divisor *= 10
+                }
+                position += 1
+            }
+            guard position > start else { return nil }
+            fraction = Double(digits) / Double(divisor)
+        }
+
+        let offset: Int
+        if expect("Z") || expect("z") {
+            offset = 0
+        } else {
+            let sign: Int
+            if expect("+") { sign = 1 } else if expect("-") { sign = -1 } else { return nil }
+            guard let offsetHours = number(2) else { return nil }
+            _ = expect(":")
+            guard let offsetMinutes = number(2), offsetHours <= 23, offsetMinutes <= 59 else { return nil }
+            offset = sign * (offsetHours * 3600 + offsetMinutes * 60)
+        }
+        guard position == bytes.count else { return nil }
+
+        let days = daysSinceEpoch(year: year, month: month, day: day)
+        let seconds = days * 86_400 + hour * 3600 + minute * 60 + second - offset
+        return Date(timeIntervalSince1970: TimeInterval(seconds) + fraction)
+    }
+
+    /// Days from 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's `days_from_civil`).
+    static func daysSinceEpoch(year: Int, month: Int, day: Int) -> Int {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yearOfEra = y - era * 400
+        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        return era * 146_097 + dayOfEra - 719_468
+    }
+
+    static func daysIn(month: Int, year: Int) -> Int {
+        switch month {
+        case 2: return (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
+        case 4, 6, 9, 11: return 30
+        default: return 31
+        }
+    }
+}
+
+/// Strips Kakao's `<b>` highlights and decodes HTML entities.
+enum KakaoHTML {
+    private static let named: [Substring: Character] = [
+        "amp": "&", "lt": "<", "gt": ">", "quot": "\"", "apos": "'", "nbsp": "\u{00A0}",
+    ]
+
+    /// Removes tags, then decodes entities (so an escaped `&lt;b&gt;` survives as text).
+    static func plainText(_ html: String) -> String {
+        var text = ""
+        var index = html.startIndex
+        while let open = html[index...].firstIndex(of: "<") {
+            text += html[index..<open]
+            guard let close = html[open...].firstIndex(of: ">") else {
+                index = open
+                break
+            }
+            index = html.index(after: close)
+        }
+        text += html[index...]
+        return decodeEntities(text)
+    }
+
+    /// Decodes `&amp;` `&lt;` `&gt;` `&quot;` `&apos;` `&nbsp;` and numeric references; leaves
+    /// anything else as it is.
+    static func decodeEntities(_ text: String) -> String {
+        guard text.contains("&") else { return text }
+        var result = ""
+        var index = text.startIndex
+        while let amp = text[index...].firstIndex(of: "&") {
+            result += text[index..<amp]
+            let nameStart = text.index(after: amp)
+            if let semicolon = text[nameStart...].prefix(12).firstIndex(of: ";"),
+               let decoded = reference(text[nameStart..<semicolon]) {
+                result.append(decoded)
+                index = text.index(after: semicolon)
+            } else {
+                result.append("&")
+                index = nameStart
+            }
+        }
+        result += text[index...]
+        return result
+    }
+
+    private static func reference(_ body: Substring) -> Character? {
+        guard body.first == "#" else { return named[body] }
+        let digits = body.dropFirst()
+        let value: UInt32?
+        if let marker = digits.first, marker == "x" || marker == "X" {
+            value = UInt32(digits.dropFirst(), radix: 16)
+        } else {
+            value = UInt32(digits, radix: 10)
+        }
+        guard let value, let scalar = Unicode.Scalar(value) else { return nil }
+        return Character(scalar)
+    }
+}

@@ -1,0 +1,144 @@
+import Foundation
+import Freshet
+import HTTPTypes
+
+/// The GitHub REST API endpoints Freshet uses, as ``Endpoint`` values.
+///
+/// Every endpoint sends `Accept: application/vnd.github+json` and
+/// `X-GitHub-Api-Version: 2022-11-28`, and decodes with ``GitHub/decoder``.
+/// Owner, repository and user names are passed as separate path segments, so a name like
+/// `a/../b` or `x?y` can never change the request path.
+///
+/// ```swift
+/// let client = APIClient(baseURL: GitHub.defaultBaseURL, transport: transport)
+/// let events = try await client.value(GitHub.repoEvents(owner: "ReactiveX", name: "RxSwift"))
+/// ```
+public enum GitHub {
+    /// `https://api.github.com`.
+    public static let defaultBaseURL = URL(string: "https://api.github.com")!
+
+    /// The media type sent in `Accept`: `application/vnd.github+json`.
+    public static let mediaType = "application/vnd.github+json"
+
+    /// The REST API version sent in `X-GitHub-Api-Version`: `2022-11-28`.
+    public static let apiVersion = "2022-11-28"
+
+    /// The headers every GitHub endpoint sends.
+    public static var headers: HTTPFields {
+        [.accept: mediaType, .gitHubAPIVersion: apiVersion]
+    }
+
+    /// The largest `per_page` GitHub accepts (100).
+    public static let maxPerPage = 100
+
+    // MARK: - Endpoints
+
+    /// `GET /repos/{owner}/{repo}/events`: the public events of a repository, newest first.
+    ///
+    /// GitHub returns at most 300 events from the past 30 days. Follow the `Link` header's
+    /// `next` URL to page on rather than building page numbers.
+    /// - Parameters:
+    ///   - owner: the account that owns the repository.
+    ///   - name: the repository name.
+    ///   - perPage: events per page (GitHub caps this at 100; default 30).
+    ///   - page: the page number, starting at 1; `nil` leaves it out.
+    public static func repoEvents(owner: String, name: String, perPage: Int = 30, page: Int? = nil)
+        -> Endpoint<[GitHubEvent]>
+    {
+        endpoint(
+            ["repos", owner, name, "events"],
+            query: .items(["per_page": String(perPage), "page": page.map(String.init)])
+        )
+    }
+
+    /// `GET /search/repositories?q=…`: repositories matching a search query.
+    ///
+    /// GitHub returns at most 1000 results per query and rejects a query over 256 characters
+    /// (or with more than five `AND`/`OR`/`NOT`) with `422`.
+    /// - Parameters:
+    ///   - query: the search text with qualifiers, e.g. `language:swift`.
+    ///   - sort: `stars`, `forks`, `help-wanted-issues` or `updated`; `nil` sorts by best match.
+    ///   - order: `desc` or `asc`; only meaningful with `sort`.
+    ///   - perPage: results per page (at most 100).
+    ///   - page: the page number, starting at 1.
+    public static func searchRepositories(
+        query: String, sort: String? = nil, order: String? = nil, perPage: Int? = nil, page: Int? = nil
+    ) -> Endpoint<RepositorySearchResult> {
+        endpoint(
+            ["search", "repositories"],
+            query: .items([
+                "q": query, "sort": sort, "order": order,
+                "per_page": perPage.map(String.init), "page": page.map(String.init),
+            ])
+        )
+    }
+
+    /// `GET /users/{username}`: a user's or organization's public profile.
+    public static func user(login: String) -> Endpoint<GitHubUser> {
+        endpoint(["users", login])
+    }
+
+    /// `GET /repos/{owner}/{repo}`: one repository.
+    public static func repository(owner: String, name: String) -> Endpoint<GitHubRepository> {
+        endpoint(["repos", owner, name])
+    }
+
+    private static func endpoint<T: Decodable & Sendable>(_ path: [String], query: [QueryItem] = []) -> Endpoint<T> {
+        Endpoint(path: path, query: query, headers: headers) { data, _ in
+            try GitHub.decoder.decode(T.self, from: data)
+        }
+    }
+
+    // MARK: - Coding
+
+    /// The decoder for GitHub bodies: ISO-8601 dates (`2022-06-09T12:47:28Z`; fractional
+    /// seconds are accepted too). Treat it as read-only; use ``makeDecoder()`` for a copy to change.
+    public static let decoder: JSONDecoder = makeDecoder()
+
+    /// The encoder that writes models back with GitHub's field names and date format,
+    /// sorted keys and unescaped slashes. Treat it as read-only; use ``makeEncoder(prettyPrinted:)``.
+    public static let encoder: JSONEncoder = makeEncoder()
+
+    /// A new decoder configured like ``decoder``.
+    public static func makeDecoder() -> JSONDecoder {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .custom { decoder in
+            let container = try decoder.singleValueContainer()
+            let text = try container.decode(String.self)
+            guard let date = parseDate(text) else {
+                throw DecodingError.dataCorruptedError(
+                    in: container, debugDescription: "\"\(text)\" is not an ISO-8601 date like 2022-06-09T12:47:28Z")
+            }
+            return date
+        }
+        return decoder
+    }
+
+    /// A new encoder configured like ``encoder``, optionally pretty-printed.
+    public static func makeEncoder(prettyPrinted: Bool = false) -> JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = prettyPrinted
+            ? [.sortedKeys, .withoutEscapingSlashes, .prettyPrinted] : [.sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .custom { date, encoder in
+            var container = encoder.singleValueContainer()
+            try container.encode(formatDate(date))
+        }
+        return encoder
+    }
+
+    /// Parses a GitHub timestamp (`2022-06-09T12:47:28Z`, with or without fractional seconds).
+    public static func parseDate(_ text: String) -> Date? {
+        if let date = try? Date.ISO8601FormatStyle().parse(text) { return date }
+        return try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text)
+    }
+
+    /// Formats a date the way GitHub does: `2022-06-09T12:47:28Z` (UTC, whole seconds).
+    public static func formatDate(_ date: Date) -> String {
+        Date.ISO8601FormatStyle().format(date)
+    }
+}
+
+extension HTTPField.Name {
+    /// `X-GitHub-Api-Version`.
+    static let gitHubAPIVersion = HTTPField.Name("X-GitHub-Api-Version")!
+}

@@ -1,0 +1,146 @@
+import Foundation
+
+/// A Hacker News item: a story, comment, job, poll or poll option.
+///
+/// Only ``id`` is guaranteed; a bare record such as `{"id":1,"time":2,"type":"story"}` decodes,
+/// jobs can lack ``by``, and ``title`` arrives HTML-escaped (use ``displayTitle``).
+/// Skip items that are not ``isVisible``.
+public struct HNItem: Codable, Sendable, Hashable, Identifiable {
+    /// The item ID.
+    public var id: Int
+    /// `story`, `comment`, `job`, `poll` or `pollopt`.
+    public var type: Kind?
+    /// The author's user name.
+    public var by: String?
+    /// When the item was created, in Unix seconds (see ``date``).
+    public var time: Int?
+    /// The text of a comment, story, poll or job, as HTML.
+    public var text: String?
+    /// The story's URL.
+    public var url: String?
+    /// The story's score, or the poll option's votes.
+    public var score: Int?
+    /// The title of a story, poll or job, HTML-escaped (see ``displayTitle``).
+    public var title: String?
+    /// The total comment count of a story or poll.
+    public var descendants: Int?
+    /// The IDs of the direct replies, in ranked display order.
+    public var kids: [Int]?
+    /// The parent comment or story of a comment.
+    public var parent: Int?
+    /// The poll options of a poll, in display order.
+    public var parts: [Int]?
+    /// Whether the item is deleted.
+    public var deleted: Bool?
+    /// Whether the item is dead (flagged or killed).
+    public var dead: Bool?
+    /// The poll a poll option belongs to.
+    public var poll: Int?
+
+    /// Creates an item.
+    public init(
+        id: Int, type: Kind? = nil, by: String? = nil, time: Int? = nil, text: String? = nil,
+        url: String? = nil, score: Int? = nil, title: String? = nil, descendants: Int? = nil,
+        kids: [Int]? = nil, parent: Int? = nil, parts: [Int]? = nil, deleted: Bool? = nil,
+        dead: Bool? = nil, poll: Int? = nil
+    ) {
+        self.id = id
+        self.type = type
+        self.by = by
+        self.time = time
+        self.text = text
+        self.url = url
+        self.score = score
+        self.title = title
+        self.descendants = descendants
+        self.kids = kids
+        self.parent = parent
+        self.parts = parts
+        self.deleted = deleted
+        self.dead = dead
+        self.poll = poll
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id, type, by, time, text, url, score, title, descendants, kids, parent, parts, deleted, dead, poll
+    }
+
+    /// ``time`` as a date.
+    public var date: Date? {
+        time.map { Date(timeIntervalSince1970: TimeInterval($0)) }
+    }
+
+    /// Whether the item should be shown: neither deleted nor dead.
+    public var isVisible: Bool {
+        deleted != true && dead != true
+    }
+
+    /// ``title`` with HTML entities decoded (`Q&amp;A` becomes `Q&A`).
+    public var displayTitle: String? {
+        title.map(HTMLText.decodeEntities)
+    }
+
+    /// ``text`` as plain text: paragraphs separated by blank lines, tags removed, entities decoded.
+    public var plainText: String? {
+        text.map(HTMLText.plainText)
+    }
+
+    /// The kind of an item. Any string is accepted, so a new kind never breaks decoding.
+    public struct Kind: RawRepresentable, Codable, Sendable, Hashable, ExpressibleByStringLiteral,
+        CustomStringConvertible
+    {
+        /// The kind as the API sends it.
+        public var rawValue: String
+
+        /// Creates a kind.
+        public init(rawValue: String) { self.rawValue = rawValue }
+        /// Creates a kind from a literal.
+        public init(stringLiteral value: String) { self.rawValue = value }
+
+        /// The kind as the API sends it.
+        public var description: String { rawValue }
+
+        /// `story`
+        public static let story = Kind(rawValue: "story")
+        /// `comment`
+        public static let comment = Kind(rawValue: "comment")
+        /// `job`
+        public static let job = Kind(rawValue: "job")
+        /// `poll`
+        public static let poll = Kind(rawValue: "poll")
+        /// `pollopt`: one option of a poll.
+        public static let pollOption = Kind(rawValue: "pollopt")
+    }
+}
+
+/// A Hacker News user from `GET /user/{id}.json`.
+public struct HNUser: Codable, Sendable, Hashable, Identifiable {
+    /// The case-sensitive user name.
+    public var id: String
+    /// When the account was created, in Unix seconds (see ``createdDate``).
+    public var created: Int
+    /// The karma.
+    public var karma: Int
+    /// The self-description, as HTML.
+    public var about: String?
+    /// The IDs of the user's stories, polls and comments, newest first.
+    public var submitted: [Int]?
+
+    enum CodingKeys: String, CodingKey {
+        case id, created, karma, about, submitted
+    }
+
+    /// Creates a user.
+    public init(id: String, created: Int, karma: Int, about: String? = nil, submitted: [Int]? = nil) {
+        self.id = id
+        self.created = created
+        self.karma = karma
+        self.about = about
+        self.submitted = submitted
+    }
+
+    /// ``created`` as a date.
+    public var createdDate: Date {
+        Date(timeIntervalSince1970: TimeInterval(created))
+    }
+}

@@ -1,0 +1,166 @@
+import Foundation
+import Freshet
+import HackerNewsAPI
+import Testing
+
+private let dropboxJSON = """
+{"by":"dhouston","descendants":71,"id":8863,"kids":[9224,8917],"score":104,
+ "time":1175714200,"title":"My YC app: Dropbox - Throw away your USB drive",
+ "type":"story","url":"http://www.getdropbox.com/u/2/screencast.html"}
+"""
+
+private func decodeItem(_ json: String) throws -> HNItem? {
+    // Through the endpoint, with a plain decoder, as an APIClient would call it.
+    try HackerNews.item(id: 1).decode(Data(json.utf8), JSONDecoder())
+}
+
+// MARK: - Items
+
+@Test func decodesTheDropboxExample() throws {
+    let item = try #require(try decodeItem(dropboxJSON))
+    #expect(item.id == 8863)
+    #expect(item.by == "dhouston")
+    #expect(item.descendants == 71)
+    #expect(item.kids == [9224, 8917])
+    #expect(item.score == 104)
+    #expect(item.time == 1_175_714_200)
+    #expect(item.date == Date(timeIntervalSince1970: 1_175_714_200))
+    #expect(item.title == "My YC app: Dropbox - Throw away your USB drive")
+    #expect(item.displayTitle == "My YC app: Dropbox - Throw away your USB drive")
+    #expect(item.type == .story)
+    #expect(item.url == "http://www.getdropbox.com/u/2/screencast.html")
+    #expect(item.isVisible)
+    #expect(item.parent == nil)
+    #expect(item.deleted == nil)
+}
+
+@Test func nullItemDecodesAsNil() throws {
+    #expect(try decodeItem("null") == nil)
+    #expect(try decodeItem(" null\n") == nil)
+    #expect(try HackerNews.user(id: "nobody").decode(Data("null".utf8), JSONDecoder()) == nil)
+}
+
+@Test func bareRecordDecodes() throws {
+    let item = try #require(try decodeItem(#"{"id":1,"time":2,"type":"story"}"#))
+    #expect(item == HNItem(id: 1, type: .story, time: 2))
+    #expect(item.by == nil)
+    #expect(item.title == nil)
+    #expect(item.displayTitle == nil)
+    #expect(item.kids == nil)
+    #expect(item.date == Date(timeIntervalSince1970: 2))
+    #expect(item.isVisible)
+}
+
+@Test func onlyTheIDIsRequired() throws {
+    #expect(try decodeItem(#"{"id": 5}"#)?.id == 5)
+    #expect(throws: DecodingError.self) { try decodeItem(#"{"time": 5, "type": "story"}"#) }
+}
+
+@Test func jobWithoutAuthor() throws {
+    let item = try #require(try decodeItem("""
+        {"id":192327,"score":6,"text":"Justin.tv is looking for a <i>Lead Flash Engineer</i>!",
+         "time":1210981217,"title":"Justin.tv is looking for a Lead Flash Engineer!","type":"job","url":""}
+        """))
+    #expect(item.type == .job)
+    #expect(item.by == nil)
+    #expect(item.score == 6)
+    #expect(item.plainText == "Justin.tv is looking for a Lead Flash Engineer!")
+}
+
+@Test func unknownItemTypeDecodes() throws {
+    let item = try #require(try decodeItem(#"{"id": 3, "type": "launch"}"#))
+    #expect(item.type?.rawValue == "launch")
+    #expect(item.type != .story)
+}
+
+@Test func htmlEscapedTitleIsDecodedForDisplay() throws {
+    let item = try #require(try decodeItem(#"{"id": 7, "type": "story", "title": "Ask HN: Q&amp;A &lt;b&gt; &quot;x&quot; it&#x27;s it&#39;s &#8212; &#X2014;"}"#))
+    #expect(item.title == "Ask HN: Q&amp;A &lt;b&gt; &quot;x&quot; it&#x27;s it&#39;s &#8212; &#X2014;")
+    #expect(item.displayTitle == "Ask HN: Q&A <b> \"x\" it's it's \u{2014} \u{2014}")
+}
+
+@Test func entityDecodingLeavesNonReferencesAlone() {
+    #expect(HTMLText.decodeEntities("AT&T; R&D") == "AT&T; R&D")
+    #expect(HTMLText.decodeEntities("&bogus; &#xZZ; &#; &") == "&bogus; &#xZZ; &#; &")
+    #expect(HTMLText.decodeEntities("&&amp;&amp;amp;") == "&&&amp;")
+    #expect(HTMLText.decodeEntities("&#1114112;") == "&#1114112;")  // beyond Unicode
+    #expect(HTMLText.decodeEntities("no entities") == "no entities")
+    #expect(HTMLText.decodeEntities("&apos;&nbsp;") == "'\u{00A0}")
+}
+
+@Test func commentTextAsPlainText() throws {
+    let html = #"First &gt; second.<p>See <a href="https://x.example/a?b=1&amp;c=2" rel="nofollow">https://x.example/a?b=1&amp;c=2</a><p>Code: <pre><code>  a &lt; b</code></pre>"#
+    #expect(HTMLText.plainText(html) == "First > second.\n\nSee https://x.example/a?b=1&c=2\n\nCode:   a < b")
+    #expect(HTMLText.plainText("one<br>two") == "one\ntwo")
+    #expect(HTMLText.plainText("a < b") == "a < b")
+}
+
+@Test func deletedAndDeadItemsAreNotVisible() throws {
+    let deleted = try #require(try decodeItem(#"{"id": 2, "deleted": true, "type": "comment", "parent": 1, "time": 3}"#))
+    #expect(!deleted.isVisible)
+    #expect(deleted.parent == 1)
+    let dead = try #require(try decodeItem(#"{"id": 3, "dead": true, "type": "story"}"#))
+    #expect(!dead.isVisible)
+    let alive = try #require(try decodeItem(#"{"id": 4, "dead": false, "deleted": false}"#))
+    #expect(alive.isVisible)
+}
+
+@Test func pollAndOptions() throws {
+    let poll = try #require(try decodeItem(#"{"id": 126809, "type": "poll", "parts": [126810, 126811], "descendants": 54, "score": 46, "by": "pg", "time": 1204403652, "title": "Poll: What would happen if News.YC had explicit support for polls?"}"#))
+    #expect(poll.type == .poll)
+    #expect(poll.parts == [126810, 126811])
+    let option = try #require(try decodeItem(#"{"id": 160705, "type": "pollopt", "poll": 160704, "score": 335, "by": "pg", "time": 1207886576, "text": "Yes, ban them; I'm tired of seeing Valleywag stories on News.YC."}"#))
+    #expect(option.type == .pollOption)
+    #expect(option.poll == 160704)
+}
+
+@Test func itemsEncodeWithUpstreamNamesAndRoundTrip() throws {
+    let item = try #require(try decodeItem(dropboxJSON))
+    let data = try HackerNews.encoder.encode(item)
+    let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+    #expect(Set(object.keys) == ["by", "descendants", "id", "kids", "score", "time", "title", "type", "url"])
+    #expect(object["type"] as? String == "story")
+    #expect(object["time"] as? Int == 1_175_714_200)
+    #expect(try HackerNews.decoder.decode(HNItem.self, from: data) == item)
+}
+
+// MARK: - Users
+
+@Test func decodesAUser() throws {
+    let json = #"{"about":"This is a test","created":1173923446,"id":"jl","karma":2937,"submitted":[8265435,8168423]}"#
+    let user = try #require(try HackerNews.user(id: "jl").decode(Data(json.utf8), JSONDecoder()))
+    #expect(user.id == "jl")
+    #expect(user.created == 1_173_923_446)
+    #expect(user.createdDate == Date(timeIntervalSince1970: 1_173_923_446))
+    #expect(user.karma == 2937)
+    #expect(user.about == "This is a test")
+    #expect(user.submitted == [8265435, 8168423])
+    let minimal = try HackerNews.decoder.decode(HNUser.self, from: Data(#"{"id":"x","created":1,"karma":0}"#.utf8))
+    #expect(minimal.about == nil)
+    #expect(minimal.submitted == nil)
+}
+
+// MARK: - Endpoints
+
+@Test func storyListPathsAndLimits() throws {
+    #expect(HackerNews.StoryList.allCases.map(\.fileName) == [
+        "topstories.json", "newstories.json", "beststories.json",
+        "askstories.json", "showstories.json", "jobstories.json",
+    ])
+    #expect(HackerNews.StoryList.allCases.map(\.maxCount) == [500, 500, 500, 200, 200, 200])
+    let top = HackerNews.stories(.top)
+    #expect(top.pathSegments == ["topstories.json"])
+    #expect(try top.encodedTarget() == "/topstories.json")
+    #expect(try HackerNews.stories(.job).encodedTarget() == "/jobstories.json")
+    #expect(try top.decode(Data("[9129911, 9129199]".utf8), JSONDecoder()) == [9129911, 9129199])
+}
+
+@Test func itemAndUserPaths() throws {
+    let item = HackerNews.item(id: 8863)
+    #expect(item.pathSegments == ["item", "8863.json"])
+    #expect(try item.encodedTarget() == "/item/8863.json")
+    #expect(item.method == .get)
+    #expect(try HackerNews.user(id: "pg").encodedTarget() == "/user/pg.json")
+    #expect(try HackerNews.user(id: "a/b?c").encodedTarget() == "/user/a%2Fb%3Fc.json")
+    #expect(HackerNews.defaultBaseURL.absoluteString == "https://hacker-news.firebaseio.com/v0")
+}
