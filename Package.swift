@@ -18,6 +18,7 @@ let package = Package(
         .library(name: "GitHubAPI", targets: ["GitHubAPI"]),
         .library(name: "HackerNewsAPI", targets: ["HackerNewsAPI"]),
         .library(name: "DaumSearchAPI", targets: ["DaumSearchAPI"]),
+        .library(name: "FreshetFeeds", targets: ["FreshetFeeds"]),
         .library(name: "FreshetSimulator", targets: ["FreshetSimulator"]),
         .executable(name: "freshet", targets: ["freshet"]),
         .executable(name: "freshet-sim", targets: ["freshet-sim"]),
@@ -76,16 +77,28 @@ let package = Package(
         .target(name: "HackerNewsAPI", dependencies: ["Freshet"]),
         .target(name: "DaumSearchAPI", dependencies: ["Freshet"]),
         .target(
+            name: "FreshetFeeds",
+            dependencies: [
+                "Freshet", "FreshetCache", "GitHubAPI", "HackerNewsAPI", "DaumSearchAPI",
+                .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+            ]
+        ),
+        .target(
             name: "FreshetSimulator",
             dependencies: [
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .executableTarget(
             name: "freshet",
             dependencies: [
-                "Freshet", "FreshetTransports", "FreshetCache", "GitHubAPI", "HackerNewsAPI", "DaumSearchAPI",
+                "Freshet", "FreshetTransports", "FreshetCache", "FreshetFeeds", "GitHubAPI", "HackerNewsAPI",
+                "DaumSearchAPI",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Rainbow", package: "Rainbow"),
             ]
@@ -106,7 +119,13 @@ let package = Package(
             path: "Tests/FreshetTestSupport"
         ),
         .testTarget(name: "FreshetTests", dependencies: ["Freshet", "FreshetTransports", "FreshetSimulator", "FreshetTestSupport"]),
-        .testTarget(name: "FreshetCacheTests", dependencies: ["FreshetCache", "FreshetTestSupport"]),
+        .testTarget(
+            name: "FreshetCacheTests",
+            dependencies: [
+                "FreshetCache", "FreshetSimulator", "FreshetTestSupport",
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+            ]),
+        .testTarget(name: "FreshetFeedsTests", dependencies: ["FreshetFeeds", "FreshetTestSupport"]),
         .testTarget(name: "FreshetCombineTests", dependencies: ["FreshetCombine", "FreshetTestSupport"]),
         .testTarget(name: "GitHubAPITests", dependencies: ["GitHubAPI", "FreshetTestSupport"]),
         .testTarget(name: "HackerNewsAPITests", dependencies: ["HackerNewsAPI", "FreshetTestSupport"]),

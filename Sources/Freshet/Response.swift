@@ -27,6 +27,9 @@ public struct Response<Value: Sendable>: Sendable {
         self.bodyBytes = bodyBytes
     }
 
+    /// Why a stored response was served stale (the refresh's failure), when it was.
+    public var staleReason: String? { headers[.freshetStaleReason] }
+
     /// The same metadata with another value.
     public func map<T: Sendable>(_ transform: (Value) throws -> T) rethrows -> Response<T> {
         Response<T>(value: try transform(value), status: status, headers: headers, url: url,
@@ -50,4 +53,7 @@ public enum CacheOutcome: String, Sendable, Codable, CaseIterable {
 extension HTTPField.Name {
     /// `Freshet-Cache`: set by a cache middleware to a ``CacheOutcome`` raw value.
     public static let freshetCache = HTTPField.Name("Freshet-Cache")!
+    /// `Freshet-Stale-Reason`: set by a cache middleware that served a stored response because
+    /// the server could not be used; says what failed.
+    public static let freshetStaleReason = HTTPField.Name("Freshet-Stale-Reason")!
 }

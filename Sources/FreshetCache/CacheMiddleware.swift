@@ -194,7 +194,8 @@ public struct CacheMiddleware: ClientMiddleware {
         } catch {
             if !(error is CancellationError), !Task.isCancelled,
                mayServeStaleOnError(stored, freshness: freshness, request: requestControl) {
-                return await serve(stored, freshness: freshness, outcome: .stale, head: false)
+                let reason = APIError.wrapping(error, url: url).description
+                return await serve(stored, freshness: freshness, outcome: .stale, head: false, staleReason: reason)
             }
             throw error
         }
@@ -206,7 +207,8 @@ public struct CacheMiddleware: ClientMiddleware {
         }
         if response.status.code >= 500, mayServeStaleOnError(stored, freshness: freshness, request: requestControl) {
             await HTTPBody.discard(responseBody)
-            return await serve(stored, freshness: freshness, outcome: .stale, head: false)
+            let reason = "HTTP \(response.status.code) from \(Redaction.redact(url))"
+            return await serve(stored, freshness: freshness, outcome: .stale, head: false, staleReason: reason)
         }
         return try await storeIfAllowed(response, body: responseBody, request: request, requestControl: requestControl,
                                         url: url, requestTime: requestTime, key: stored.key)
@@ -340,13 +342,13 @@ public struct CacheMiddleware: ClientMiddleware {
 
     // MARK: - Serving
 
-    private func serve(_ stored: CachedResponse, freshness: Freshness, outcome: CacheOutcome, head: Bool) async
-        -> (HTTPResponse, HTTPBody?)
-    {
+    private func serve(_ stored: CachedResponse, freshness: Freshness, outcome: CacheOutcome, head: Bool,
+                       staleReason: String? = nil) async -> (HTTPResponse, HTTPBody?) {
         try? await store.record(outcome)
         var fields = stored.headers
-        fields[.age] = String(Int(freshness.age.rounded(.down)))
+        fields[.age] = String(Int(min(freshness.age, Double(CacheControl.deltaSecondsCap)).rounded(.down)))
         fields[.freshetCache] = outcome.rawValue
+        if let staleReason { fields[.freshetStaleReason] = staleReason }
         let response = HTTPResponse(status: .init(code: stored.status), headerFields: fields)
         return (response, head ? nil : HTTPBody(stored.body))
     }

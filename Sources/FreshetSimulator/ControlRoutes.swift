@@ -54,6 +54,30 @@ extension Simulator {
             await setRateLimit(resource: resource, remaining: body.remaining, reset: body.reset, authenticated: body.authenticated)
             return HTTPSupport.json(200, ok)
 
+        case ("script", .post):
+            struct Body: Decodable {
+                var path: String
+                var script: Script
+                init(from decoder: any Decoder) throws {
+                    struct Path: Decodable { var path: String }
+                    path = try Path(from: decoder).path
+                    script = try Script(from: decoder)
+                }
+            }
+            guard let body: Body = try await decode(request), body.path.hasPrefix("/scripted/") else {
+                return HTTPSupport.controlError(400, "expected {\"path\":\"/scripted/…\",\"status\":200,\"headers\":[[\"Name\",\"value\"]],\"body\":\"…\"}")
+            }
+            await setScript(path: body.path, body.script)
+            return HTTPSupport.json(200, ok)
+
+        case ("clock", .post):
+            struct Body: Decodable { var offset: Int }
+            guard let body: Body = try await decode(request) else {
+                return HTTPSupport.controlError(400, "expected {\"offset\":30}")
+            }
+            await setClockOffset(seconds: body.offset)
+            return HTTPSupport.json(200, ok)
+
         case ("routes", .get):
             return HTTPSupport.json(200, JSON.array(Self.routes.map(JSON.string)).rendered)
 

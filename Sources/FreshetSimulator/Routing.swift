@@ -94,6 +94,8 @@ extension Simulator {
             return hackerNewsRoute(segments: segments)
         case "v2" where isGet && segments == ["v2", "search", "blog"]:
             return kakaoBlogSearch(request, query: query)
+        case "scripted":
+            return scripted(request, path: path)
         case "_sim" where isGet && segments == ["_sim", "drip"]:
             return drip(query)
         case "_sim" where isGet && segments == ["_sim", "bytes"]:

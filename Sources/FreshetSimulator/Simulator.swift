@@ -42,6 +42,9 @@ public final class Simulator: Sendable {
         "POST /_sim/events {\"repo\":\"owner/name\",\"count\":3}",
         "POST|DELETE /_sim/faults {\"route\":\"/x\",\"status\":503,\"times\":2,\"headers\":{},\"body\":\"…\"}",
         "POST /_sim/ratelimit {\"resource\":\"core\",\"remaining\":0,\"reset\":1700000000}",
+        "POST /_sim/script {\"path\":\"/scripted/a\",\"status\":200,\"headers\":[[\"ETag\",\"\\\"v1\\\"\"]],\"body\":\"…\"}",
+        "ANY /scripted/… (answers from its script, with 304 on matching validators)",
+        "POST /_sim/clock {\"offset\":30} (the Date of scripted answers runs this many seconds ahead)",
         "GET /_sim/drip?bytes=N&chunk=K&intervalMs=M",
         "GET /_sim/bytes?size=N[&chunked=1]",
     ]

@@ -40,6 +40,8 @@ struct SimulatorState: Sendable {
     var nextAddedEventID = EventGenerator.firstAddedID
     var rateLimits: [String: RateLimitBucket] = [:]
     var shuttingDown = false
+    var scripts: [String: Script] = [:]
+    var clockOffset = 0
 
     mutating func resetLog() {
         log.removeAll()

@@ -1,6 +1,7 @@
 import Foundation
 import Freshet
 import FreshetSimulator
+import Synchronization
 
 /// One request as the simulator logged it (`GET /_sim/log`).
 public struct SimLogEntry: Decodable, Sendable {
@@ -60,4 +61,36 @@ public struct SimControl: Sendable {
     public func fault(route: String, status: Int, times: Int = 1, headers: [String: String] = [:], body: String = "") async throws {
         try await post("faults", ["route": route, "status": status, "times": times, "headers": headers, "body": body])
     }
+}
+
+extension SimControl {
+    /// Scripts the answer of `/scripted/<name>` (see the simulator's `Script`).
+    public func script(_ name: String, status: Int = 200, headers: [(String, String)], body: String = "{}",
+                       unsafeHeaders: [(String, String)] = []) async throws {
+        try await post("script", [
+            "path": "/scripted/\(name)", "status": status, "headers": headers.map { [$0.0, $0.1] },
+            "body": body, "unsafeHeaders": unsafeHeaders.map { [$0.0, $0.1] },
+        ])
+    }
+}
+
+/// A clock a test moves by hand: freshness is tested by advancing it, never by sleeping.
+public final class TestClock: Sendable {
+    private let current: Mutex<Date>
+
+    /// Starts at `start` (default: now).
+    public init(_ start: Date = Date()) {
+        current = Mutex(start)
+    }
+
+    /// The current time.
+    public var now: Date { current.withLock { $0 } }
+
+    /// Moves the clock forward.
+    public func advance(_ seconds: Double) {
+        current.withLock { $0 += seconds }
+    }
+
+    /// The clock as a `now` function to inject.
+    public var function: @Sendable () -> Date { { [self] in now } }
 }

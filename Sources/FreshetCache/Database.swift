@@ -1,0 +1,307 @@
+import Foundation
+import GRDB
+
+#if canImport(Darwin)
+import Darwin
+#elseif canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// The one SQLite database a user has: shared by the HTTP cache (``SQLiteCacheStore``) and by
+/// application stores that register their own ``Migration``s.
+///
+/// The database lives at `<directory>/freshet.sqlite` and is opened in WAL mode with a 5 second
+/// busy timeout and foreign keys on, so several processes may use it at once. The directory is
+/// created `0700` when missing; the database file and its `-wal` and `-shm` companions are `0600`.
+///
+/// A file that is not a SQLite database, or fails `PRAGMA quick_check` at open, is moved aside to
+/// `freshet.sqlite.corrupt-<unix time>` (with its `-wal` and `-shm`), a fresh database is built in
+/// its place, and `warn` is told. Opening never traps on a bad file.
+public final class FreshetDatabase: Sendable {
+    /// A schema change registered by a module that keeps its tables in this database.
+    ///
+    /// Migrations run once per database, in the order given, after the cache's own tables exist.
+    /// Each runs in a transaction; its `name` is recorded so that it never runs twice. Names must be
+    /// unique and stable (e.g. `"feeds-v1"`, then `"feeds-v2"` for a later change).
+    public struct Migration: Sendable {
+        /// The identifier recorded once the migration has run, e.g. `"feeds-v1"`.
+        public var name: String
+        /// Applies the change (create tables, indexes, …) on a connection inside a transaction.
+        public var apply: @Sendable (Database) throws -> Void
+
+        /// Creates a migration named `name` that runs `apply`.
+        public init(name: String, apply: @escaping @Sendable (Database) throws -> Void) {
+            self.name = name
+            self.apply = apply
+        }
+    }
+
+    /// The file name of the database inside its directory.
+    public static let fileName = "freshet.sqlite"
+
+    /// The identifiers of the migrations that build the cache's tables, in order. Other modules'
+    /// migrations may not reuse them.
+    public static let cacheMigrationNames = ["cache-v1"]
+
+    /// The connection pool: use `read` and `write` on it to query the database from other modules.
+    public let pool: DatabasePool
+    /// The database file (`<directory>/freshet.sqlite`).
+    public let path: URL
+    /// The directory holding the database.
+    public let directory: URL
+
+    /// The directory the database lives in by default: `$FRESHET_HOME` when set and non-empty,
+    /// else `$XDG_CACHE_HOME/freshet` (when set to an absolute path), else `~/.cache/freshet`
+    /// (with `~` taken from `$HOME`, falling back to the account's home directory).
+    public static func defaultDirectory(
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> URL {
+        if let home = environment["FRESHET_HOME"], !home.isEmpty {
+            return URL(fileURLWithPath: home, isDirectory: true)
+        }
+        if let xdg = environment["XDG_CACHE_HOME"], xdg.hasPrefix("/") {
+            return URL(fileURLWithPath: xdg, isDirectory: true)
+                .appendingPathComponent("freshet", isDirectory: true)
+        }
+        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        return URL(fileURLWithPath: home, isDirectory: true)
+            .appendingPathComponent(".cache", isDirectory: true)
+            .appendingPathComponent("freshet", isDirectory: true)
+    }
+
+    /// Opens (creating if needed) `<directory>/freshet.sqlite` and brings its schema up to date.
+    ///
+    /// - Parameters:
+    ///   - directory: Where the database lives, usually ``defaultDirectory(environment:)``.
+    ///     Created with mode `0700` when missing.
+    ///   - migrations: Other modules' schema changes, run after the cache's own (`"cache-v1"`, …).
+    ///   - warn: Told, in one line, when a corrupt file was moved aside and the store starts empty.
+    /// - Throws: ``FreshetDatabaseError`` for a duplicate migration name; the underlying error when
+    ///   the directory cannot be created or the database cannot be opened for another reason than
+    ///   corruption (e.g. permissions), or when a migration fails.
+    public init(
+        directory: URL,
+        migrations: [Migration] = [],
+        warn: @Sendable (String) -> Void = { _ in }
+    ) throws {
+        var seen = Set(Self.cacheMigrationNames)
+        for migration in migrations where !seen.insert(migration.name).inserted {
+            throw FreshetDatabaseError.duplicateMigration(migration.name)
+        }
+
+        let directory = directory.standardizedFileURL
+        let path = directory.appendingPathComponent(Self.fileName, isDirectory: false)
+        self.directory = directory
+        self.path = path
+        try Self.createDirectory(directory)
+
+        // Opening, checking and migrating happen under an exclusive file lock, so two processes
+        // opening a new database at once do not both run the same migration, and one process never
+        // moves aside a file another has just rebuilt.
+        let lock = try FileLock(path: directory.appendingPathComponent(Self.fileName + ".lock").path)
+        defer { lock.unlock() }
+
+        let migrator = Self.migrator(extra: migrations)
+        do {
+            pool = try Self.open(path: path, migrator: migrator)
+        } catch let failure as CorruptDatabase {
+            let aside = try Self.moveAside(path)
+            warn("freshet: the database \(path.path) is not usable (\(failure.reason)); it was moved aside to \(aside.path); starting with an empty store")
+            pool = try Self.open(path: path, migrator: migrator)
+        }
+    }
+
+    /// Folds the write-ahead log into the database file (so `-wal` is empty) and closes every
+    /// connection. Optional: the pool also closes when the last reference goes away. Reads and
+    /// writes fail afterwards.
+    public func close() throws {
+        try? pool.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
+        try pool.close()
+    }
+
+    // MARK: - Opening
+
+    /// The paths of the database and its companion files.
+    static func companionPaths(of path: URL) -> [String] {
+        [path.path, path.path + "-wal", path.path + "-shm"]
+    }
+
+    private static func createDirectory(_ directory: URL) throws {
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory) {
+            return // An existing directory keeps the mode its owner chose.
+        }
+        try FileManager.default.createDirectory(
+            at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        _ = chmod(directory.path, 0o700)
+    }
+
+    /// Opens the pool, checks the file, runs the migrations and tightens file modes. Throws
+    /// ``CorruptDatabase`` when the file is not a usable SQLite database.
+    private static func open(path: URL, migrator: DatabaseMigrator) throws -> DatabasePool {
+        try prepareFile(path)
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(5)
+        configuration.foreignKeysEnabled = true
+        configuration.label = "freshet"
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = NORMAL")
+        }
+
+        let pool: DatabasePool
+        do {
+            pool = try DatabasePool(path: path.path, configuration: configuration)
+        } catch {
+            throw CorruptDatabase(error) ?? error
+        }
+        do {
+            let problems = try pool.read { db in try String.fetchAll(db, sql: "PRAGMA quick_check") }
+            if problems != ["ok"] {
+                throw CorruptDatabase(reason: "quick_check: " + problems.prefix(3).joined(separator: "; "))
+            }
+            try migrator.migrate(pool)
+            // Migrations wrote, so the WAL and shared-memory files exist now. SQLite creates them
+            // with the database file's mode; make sure, in case they predate this code.
+            for file in companionPaths(of: path) { tighten(file) }
+            return pool
+        } catch {
+            try? pool.close()
+            throw CorruptDatabase(error) ?? error
+        }
+    }
+
+    /// Creates the database file `0600` before SQLite sees it (SQLite then gives `-wal` and `-shm`
+    /// the same mode), or tightens an existing file's mode. No process-wide `umask` is changed.
+    private static func prepareFile(_ path: URL) throws {
+        let descriptor = Glue.open(path.path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        if descriptor >= 0 {
+            _ = fchmod(descriptor, 0o600)
+            _ = Glue.close(descriptor)
+        }
+        for file in companionPaths(of: path) { tighten(file) }
+    }
+
+    private static func tighten(_ file: String) {
+        var info = stat()
+        if stat(file, &info) == 0, info.st_mode & 0o777 != 0o600 {
+            _ = chmod(file, 0o600)
+        }
+    }
+
+    /// Renames the database and its companions to `<name>.corrupt-<unix time>[-n]…` and returns the
+    /// new database path.
+    private static func moveAside(_ path: URL) throws -> URL {
+        let stamp = Int(Date().timeIntervalSince1970)
+        var aside = URL(fileURLWithPath: path.path + ".corrupt-\(stamp)")
+        var attempt = 1
+        while FileManager.default.fileExists(atPath: aside.path) {
+            attempt += 1
+            aside = URL(fileURLWithPath: path.path + ".corrupt-\(stamp)-\(attempt)")
+        }
+        for (from, to) in zip(companionPaths(of: path), companionPaths(of: aside))
+        where FileManager.default.fileExists(atPath: from) {
+            if rename(from, to) != 0 {
+                throw CocoaError(.fileWriteUnknown, userInfo: [
+                    NSFilePathErrorKey: from,
+                    NSUnderlyingErrorKey: POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO),
+                ])
+            }
+        }
+        return aside
+    }
+
+    private static func migrator(extra: [Migration]) -> DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("cache-v1") { db in
+            try CacheSchema.createVersion1(db)
+        }
+        for migration in extra {
+            migrator.registerMigration(migration.name, migrate: migration.apply)
+        }
+        return migrator
+    }
+}
+
+/// Why a ``FreshetDatabase`` could not be opened.
+public enum FreshetDatabaseError: Error, Equatable, CustomStringConvertible {
+    /// Two migrations share a name (or one reuses a cache migration's name).
+    case duplicateMigration(String)
+
+    /// A one-line explanation.
+    public var description: String {
+        switch self {
+        case .duplicateMigration(let name):
+            "the database migration name \"\(name)\" is registered twice"
+        }
+    }
+}
+
+/// The file is not a SQLite database, or SQLite finds it damaged.
+private struct CorruptDatabase: Error {
+    var reason: String
+
+    init(reason: String) {
+        self.reason = reason
+    }
+
+    /// Classifies `error`: nil when it is not about a damaged file.
+    init?(_ error: any Error) {
+        if let error = error as? CorruptDatabase {
+            self = error
+            return
+        }
+        guard let error = error as? DatabaseError,
+              error.resultCode == .SQLITE_CORRUPT || error.resultCode == .SQLITE_NOTADB
+        else { return nil }
+        reason = error.message ?? "\(error.resultCode)"
+    }
+}
+
+/// An exclusive `flock` on a lock file, held until ``unlock()``.
+private struct FileLock {
+    let descriptor: Int32
+
+    init(path: String) throws {
+        descriptor = Glue.open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else {
+            throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
+        }
+        while flock(descriptor, LOCK_EX) != 0 {
+            guard errno == EINTR else {
+                let code = errno
+                _ = Glue.close(descriptor)
+                throw POSIXError(POSIXErrorCode(rawValue: code) ?? .EIO)
+            }
+        }
+    }
+
+    func unlock() {
+        _ = flock(descriptor, LOCK_UN)
+        _ = Glue.close(descriptor)
+    }
+}
+
+/// Names that clash with members in scope.
+private enum Glue {
+    static func open(_ path: String, _ flags: Int32, _ mode: mode_t) -> Int32 {
+        #if canImport(Darwin)
+        Darwin.open(path, flags, mode)
+        #elseif canImport(Glibc)
+        Glibc.open(path, flags, mode)
+        #else
+        Musl.open(path, flags, mode)
+        #endif
+    }
+
+    static func close(_ descriptor: Int32) -> Int32 {
+        #if canImport(Darwin)
+        Darwin.close(descriptor)
+        #elseif canImport(Glibc)
+        Glibc.close(descriptor)
+        #else
+        Musl.close(descriptor)
+        #endif
+    }
+}

@@ -1,0 +1,53 @@
+import Foundation
+import Freshet
+import FreshetCache
+import GitHubAPI
+import HackerNewsAPI
+import DaumSearchAPI
+
+/// Where the apps' APIs live and which credentials they use, read from the environment
+/// (shared/DESIGN.md §5). Flags override it by setting the properties.
+public struct AppConfiguration: Sendable {
+    /// GitHub REST API base (`FRESHET_GITHUB_URL`, default `https://api.github.com`).
+    public var gitHubURL: URL
+    /// Hacker News API base (`FRESHET_HN_URL`, default `https://hacker-news.firebaseio.com/v0`).
+    public var hackerNewsURL: URL
+    /// Kakao API base (`FRESHET_KAKAO_URL`, default `https://dapi.kakao.com`).
+    public var kakaoURL: URL
+    /// `GITHUB_TOKEN`, else `GH_TOKEN`.
+    public var gitHubToken: String?
+    /// `KAKAO_REST_API_KEY`.
+    public var kakaoAPIKey: String?
+    /// The folder of the database (`FRESHET_HOME`, else `$XDG_CACHE_HOME/freshet`, else `~/.cache/freshet`).
+    public var home: URL
+
+    /// A setting that cannot be used.
+    public struct Invalid: Error, CustomStringConvertible {
+        /// What is wrong and how to fix it.
+        public var description: String
+    }
+
+    /// Reads the configuration from `environment`.
+    public static func from(_ environment: [String: String] = ProcessInfo.processInfo.environment) throws(Invalid)
+        -> AppConfiguration
+    {
+        func url(_ name: String, default fallback: URL) throws(Invalid) -> URL {
+            guard let text = environment[name], !text.isEmpty else { return fallback }
+            guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
+                  url.host != nil else {
+                throw Invalid(description: "\(name) must be an http(s) URL, got \"\(text.prefix(200))\"")
+            }
+            return url
+        }
+        func nonEmpty(_ name: String) -> String? {
+            environment[name].flatMap { $0.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty ? nil : $0 }
+        }
+        return AppConfiguration(
+            gitHubURL: try url("FRESHET_GITHUB_URL", default: GitHub.defaultBaseURL),
+            hackerNewsURL: try url("FRESHET_HN_URL", default: HackerNews.defaultBaseURL),
+            kakaoURL: try url("FRESHET_KAKAO_URL", default: DaumSearch.defaultBaseURL),
+            gitHubToken: nonEmpty("GITHUB_TOKEN") ?? nonEmpty("GH_TOKEN"),
+            kakaoAPIKey: nonEmpty("KAKAO_REST_API_KEY"),
+            home: FreshetDatabase.defaultDirectory(environment: environment))
+    }
+}

@@ -1,0 +1,95 @@
+import Foundation
+import Freshet
+import FreshetCache
+import HTTPTypes
+import Logging
+import OpenAPIRuntime
+import DaumSearchAPI
+
+/// Everything the apps share in one process: configuration, the database, the HTTP cache and the
+/// API clients built on them.
+public final class AppContext: Sendable {
+    /// The configuration in force.
+    public let configuration: AppConfiguration
+    /// The user's database (HTTP cache and app stores).
+    public let database: FreshetDatabase
+    /// The HTTP cache's store.
+    public let cacheStore: SQLiteCacheStore
+    /// The rate-limit budgets seen, per resource.
+    public let rateLimits = RateLimitTracker()
+    /// How long Hacker News lists stay fresh (the API sends no useful freshness).
+    public let hackerNewsListLifetime: Double
+    /// How long Hacker News items and users stay fresh.
+    public let hackerNewsItemLifetime: Double
+    private let transport: any ClientTransport
+    private let logger: Logger?
+
+    /// Opens the database under `configuration.home` and prepares the clients.
+    /// - Parameters:
+    ///   - transport: the HTTP transport every client uses.
+    ///   - logger: where per-exchange log lines go, if anywhere.
+    ///   - warn: called with a message when something was repaired (e.g. a corrupt database moved aside).
+    public init(configuration: AppConfiguration, transport: any ClientTransport, logger: Logger? = nil,
+                hackerNewsListLifetime: Double = 60, hackerNewsItemLifetime: Double = 300,
+                warn: @escaping @Sendable (String) -> Void = { _ in }) throws {
+        self.configuration = configuration
+        self.transport = transport
+        self.logger = logger
+        self.hackerNewsListLifetime = hackerNewsListLifetime
+        self.hackerNewsItemLifetime = hackerNewsItemLifetime
+        database = try FreshetDatabase(directory: configuration.home, migrations: FeedStore.migrations, warn: warn)
+        cacheStore = SQLiteCacheStore(database: database)
+    }
+
+    /// A client for GitHub: the token (if any) as `Authorization: Bearer`, the standard
+    /// middleware chain, and the HTTP cache serving stored data when the network fails.
+    public func gitHub() -> APIClient {
+        var headers = APIClient.standardHeaders
+        if let token = configuration.gitHubToken { headers[.authorization] = "Bearer \(token)" }
+        return client(baseURL: configuration.gitHubURL, headers: headers, lifetime: nil)
+    }
+
+    /// A client for Hacker News, with the app's own freshness policy: lists for
+    /// ``hackerNewsListLifetime`` seconds, items and users for ``hackerNewsItemLifetime``.
+    public func hackerNews() -> APIClient {
+        let list = hackerNewsListLifetime
+        let item = hackerNewsItemLifetime
+        return client(baseURL: configuration.hackerNewsURL, headers: APIClient.standardHeaders) { url in
+            url.lastPathComponent.hasSuffix("stories.json") ? list : item
+        }
+    }
+
+    /// A client for Kakao's search API with `Authorization: KakaoAK …`.
+    /// - Throws: ``MissingCredential`` naming `KAKAO_REST_API_KEY` when no key is set.
+    public func kakao() throws(MissingCredential) -> APIClient {
+        guard let key = configuration.kakaoAPIKey else {
+            throw MissingCredential(variable: "KAKAO_REST_API_KEY", service: "Kakao (Daum search)")
+        }
+        var headers = APIClient.standardHeaders
+        headers[.authorization] = DaumSearch.authorizationValue(apiKey: key)
+        return client(baseURL: configuration.kakaoURL, headers: headers, lifetime: nil)
+    }
+
+    private func client(baseURL: URL, headers: HTTPFields, lifetime: (@Sendable (URL) -> Double?)?) -> APIClient {
+        let cache = CacheMiddleware(
+            store: cacheStore,
+            options: .init(mode: .private, serveStaleOnFailure: true, lifetimeOverride: lifetime),
+            backgroundTransport: transport)
+        let middlewares = Middlewares.standard(
+            logger: logger, rateLimit: RateLimitMiddleware(tracker: rateLimits), innermost: [cache])
+        return APIClient(baseURL: baseURL, transport: transport, middlewares: middlewares, defaultHeaders: headers)
+    }
+}
+
+/// A credential the command needs is not set.
+public struct MissingCredential: Error, Equatable, CustomStringConvertible {
+    /// The environment variable to set.
+    public var variable: String
+    /// The service it is for.
+    public var service: String
+
+    /// Says which variable to set.
+    public var description: String {
+        "\(service) needs an API key: set \(variable) (e.g. `export \(variable)=…`)."
+    }
+}

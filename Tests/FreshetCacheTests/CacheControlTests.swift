@@ -1,0 +1,147 @@
+import Foundation
+import Freshet
+@testable import FreshetCache
+import HTTPTypes
+import Testing
+
+@Suite("Cache-Control parsing (RFC 9111 §5.2)")
+struct CacheControlTests {
+    @Test func directivesAreCaseInsensitive() {
+        let control = CacheControl(parsing: "Max-Age=60, NO-STORE, Private")
+        #expect(control.maxAge == 60)
+        #expect(control.noStore)
+        #expect(control.isPrivate)
+    }
+
+    @Test("Quoted values, including ones that look like directives")
+    func quotedValues() {
+        let control = CacheControl(parsing: #"ext="max-age=0, no-store", max-age="30", foo="a\"b""#)
+        #expect(control.maxAge == 30)
+        #expect(!control.noStore)
+        #expect(control.value("ext") == "max-age=0, no-store")
+        #expect(control.value("foo") == #"a"b"#)
+    }
+
+    @Test("The first of duplicate directives wins, across field lines")
+    func duplicates() {
+        #expect(CacheControl(parsing: "max-age=10, max-age=100").maxAge == 10)
+        var fields = HTTPFields()
+        fields.append(HTTPField(name: .cacheControl, value: "max-age=5"))
+        fields.append(HTTPField(name: .cacheControl, value: "max-age=500, no-cache"))
+        let control = CacheControl(fields)
+        #expect(control.maxAge == 5)
+        #expect(control.noCache)
+    }
+
+    @Test("Invalid numbers count as 0 (stale)", arguments: ["-1", "1.5", "abc", "", "1e3", " "])
+    func invalidNumbers(value: String) {
+        #expect(CacheControl(parsing: "max-age=\(value)").maxAge == 0)
+    }
+
+    @Test("Overflowing numbers are capped at 2^31 (§1.2.2)")
+    func overflow() {
+        #expect(CacheControl(parsing: "max-age=99999999999999999999999").maxAge == 2_147_483_648)
+        #expect(CacheControl(parsing: "max-age=2147483649").maxAge == 2_147_483_648)
+        #expect(CacheControl(parsing: "max-age=2147483647").maxAge == 2_147_483_647)
+    }
+
+    @Test("Qualified no-cache and private name fields")
+    func qualified() {
+        let control = CacheControl(parsing: #"no-cache="Set-Cookie, X-Foo", private="x-bar""#)
+        #expect(!control.noCache)
+        #expect(!control.isPrivate)
+        #expect(control.fieldNames("no-cache") == ["set-cookie", "x-foo"])
+        #expect(control.fieldNames("private") == ["x-bar"])
+    }
+
+    @Test func requestDirectives() {
+        let control = CacheControl(parsing: "max-stale, min-fresh=10, only-if-cached")
+        #expect(control.maxStale == .some(nil))
+        #expect(control.minFresh == 10)
+        #expect(control.onlyIfCached)
+        #expect(CacheControl(parsing: "max-stale=30").maxStale == .some(30))
+        #expect(CacheControl(parsing: "max-age=1").maxStale == nil)
+    }
+
+    @Test("Pragma: no-cache counts only without Cache-Control (§5.4)")
+    func pragma() {
+        let pragma = HTTPField.Name("Pragma")!
+        #expect(CacheControl([pragma: "no-cache"]).noCache)
+        #expect(!CacheControl([pragma: "no-cache", .cacheControl: "max-age=5"]).noCache)
+    }
+
+    @Test func garbageDoesNotCrash() {
+        for text in [",,,", "=", "=5", "\"", "max-age=\"", ";;", "a b=c", String(repeating: "x,", count: 1000)] {
+            _ = CacheControl(parsing: text)
+        }
+        #expect(CacheControl(parsing: ", , max-age=3 ,").maxAge == 3)
+    }
+}
+
+@Suite("Freshness and age (RFC 9111 §4.2)")
+struct FreshnessTests {
+    let t0 = Date(timeIntervalSince1970: 1_700_000_000)
+
+    func stored(_ headers: HTTPFields, status: Int = 200, requestTime: Double = 0, responseTime: Double = 0) -> CachedResponse {
+        CachedResponse(key: "k", variant: "", url: "u", status: status, headers: headers, body: Data(),
+                       requestTime: t0 + requestTime, responseTime: t0 + responseTime)
+    }
+
+    @Test func maxAgeBeatsExpires() {
+        let response = stored([.cacheControl: "max-age=60", .date: HTTPDate.format(t0),
+                               .expires: HTTPDate.format(t0 + 3600)])
+        #expect(Freshness(stored: response, mode: .private, now: t0).lifetime == 60)
+    }
+
+    @Test("s-maxage only in shared mode")
+    func sharedMaxAge() {
+        let response = stored([.cacheControl: "max-age=60, s-maxage=600"])
+        #expect(Freshness(stored: response, mode: .private, now: t0).lifetime == 60)
+        #expect(Freshness(stored: response, mode: .shared, now: t0).lifetime == 600)
+    }
+
+    @Test("Expires minus Date, in every HTTP-date format")
+    func expires() {
+        let response = stored([.date: "Sun, 06 Nov 1994 08:49:37 GMT", .expires: "Sunday, 06-Nov-94 08:59:37 GMT"])
+        #expect(Freshness(stored: response, mode: .private, now: t0).lifetime == 600)
+    }
+
+    @Test("An invalid Expires means already stale (§5.3)")
+    func invalidExpires() {
+        let response = stored([.expires: "0", .lastModified: HTTPDate.format(t0 - 100_000)])
+        let freshness = Freshness(stored: response, mode: .private, now: t0)
+        #expect(freshness.lifetime == 0)
+        #expect(!freshness.isFresh)
+    }
+
+    @Test("Heuristic: 10% of Date − Last-Modified, only for heuristically cacheable statuses (§4.2.2)")
+    func heuristic() {
+        let headers: HTTPFields = [.date: HTTPDate.format(t0), .lastModified: HTTPDate.format(t0 - 10_000)]
+        #expect(Freshness(stored: stored(headers), mode: .private, now: t0).lifetime == 1000)
+        #expect(Freshness(stored: stored(headers, status: 404), mode: .private, now: t0).lifetime == 1000)
+        #expect(Freshness(stored: stored(headers, status: 302), mode: .private, now: t0).lifetime == 0)
+        #expect(Freshness(stored: stored(headers, status: 500), mode: .private, now: t0).lifetime == 0)
+    }
+
+    @Test("Current age: Age + response delay, apparent age, resident time (§4.2.3)")
+    func currentAge() {
+        // Sent at t0, received at t0+2, Date says t0-10 (clock skew): apparent age 12.
+        let skewed = stored([.date: HTTPDate.format(t0 - 10), .age: "5"], requestTime: 0, responseTime: 2)
+        // corrected_age_value = 5 + 2 = 7; corrected_initial_age = max(12, 7) = 12; resident 8 → 20.
+        #expect(Freshness(stored: skewed, mode: .private, now: t0 + 10).age == 20)
+        let aged = stored([.date: HTTPDate.format(t0), .age: "100"], requestTime: 0, responseTime: 1)
+        // apparent 1; corrected_age_value 101 → 101 + resident 0.
+        #expect(Freshness(stored: aged, mode: .private, now: t0 + 1).age == 101)
+    }
+
+    @Test("An invalid Age is ignored", arguments: ["-5", "abc", "1.5", ""])
+    func invalidAge(value: String) {
+        let response = stored([.date: HTTPDate.format(t0), .age: value])
+        #expect(Freshness(stored: response, mode: .private, now: t0).age == 0)
+    }
+
+    @Test func overrideReplacesTheServersLifetime() {
+        let response = stored([.cacheControl: "no-cache"])
+        #expect(Freshness(stored: response, mode: .private, now: t0, lifetimeOverride: 300).lifetime == 300)
+    }
+}

@@ -1,0 +1,444 @@
+import Foundation
+import Freshet
+import FreshetCache
+import FreshetSimulator
+import FreshetTestSupport
+import HTTPTypes
+import OpenAPIRuntime
+import Testing
+
+/// A simulator, a hand-moved clock, a memory store and a client with the cache in front.
+struct CacheHarness: Sendable {
+    let sim: RunningSimulator
+    let control: SimControl
+    let clock: TestClock
+    let store: MemoryCacheStore
+    let client: APIClient
+
+    /// GETs `/scripted/<name>` and returns the body as text, with the response metadata.
+    func get(_ name: String, headers: HTTPFields = [:]) async throws -> Response<String> {
+        var endpoint = Endpoint<String>(path: ["scripted", name]) { data, _ in String(decoding: data, as: UTF8.self) }
+        endpoint.headers = headers
+        return try await client.send(endpoint)
+    }
+
+    /// The requests the simulator saw for `/scripted/<name>`.
+    func requests(_ name: String) async throws -> [SimLogEntry] {
+        try await control.log().filter { $0.path == "/scripted/\(name)" }
+    }
+
+    /// Moves both clocks: the cache's and the `Date` the simulator's scripted resources send.
+    func advance(_ seconds: Double) async throws {
+        clock.advance(seconds)
+        try await control.post("clock", ["offset": Int(clock.now.timeIntervalSinceNow.rounded())])
+    }
+
+    /// The `Date` header value for the clock's current time.
+    var date: String { HTTPDate.format(clock.now) }
+}
+
+func withCache<T: Sendable>(
+    _ options: CacheMiddleware.Options = .init(), background: Bool = false,
+    _ body: @Sendable (CacheHarness) async throws -> T
+) async throws -> T {
+    try await withSimulator(.init()) { sim in
+        let clock = TestClock()
+        let store = MemoryCacheStore()
+        let backgroundTransport = ClosureTransport { request, body, base in
+            let (response, responseBody) = try await liveTransport.send(request, body: body, baseURL: base, operationID: "")
+            return (ScriptedDate.restore(response), responseBody)
+        }
+        let cache = CacheMiddleware(store: store, options: options,
+                                    backgroundTransport: background ? backgroundTransport : nil, now: clock.function)
+        let client = APIClient(baseURL: sim.baseURL, transport: liveTransport, middlewares: [cache, ScriptedDate()])
+        return try await body(CacheHarness(sim: sim, control: SimControl(sim), clock: clock, store: store, client: client))
+    }
+}
+
+/// Hummingbird stamps every response with its own `Date`; the simulator's scripted answers carry
+/// the date they mean in `X-Sim-Date`, and this shim (between the cache and the transport) puts
+/// it back in `Date`, as a real origin would have sent it.
+struct ScriptedDate: ClientMiddleware {
+    func intercept(
+        _ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String,
+        next: @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?)
+    ) async throws -> (HTTPResponse, HTTPBody?) {
+        let (response, responseBody) = try await next(request, body, baseURL)
+        return (Self.restore(response), responseBody)
+    }
+
+    static func restore(_ response: HTTPResponse) -> HTTPResponse {
+        var response = response
+        let simDate = HTTPField.Name("X-Sim-Date")!
+        if let date = response.headerFields[simDate] {
+            response.headerFields[.date] = date
+            response.headerFields[simDate] = nil
+        }
+        return response
+    }
+}
+
+@Suite("RFC 9111 cache over loopback")
+struct CacheMiddlewareTests {
+    @Test("§4.2.1 max-age: fresh responses are served without a request; stale ones revalidate with the stored validators")
+    func freshThenRevalidated() async throws {
+        try await withCache { h in
+            try await h.control.script("a", headers: [
+                ("Cache-Control", "public, max-age=60"), ("ETag", #"W/"a18c3b""#),
+                ("Last-Modified", "Mon, 30 May 2017 04:30:00 GMT"), ("Date", h.date),
+            ], body: #"{"v":1}"#)
+            let first = try await h.get("a")
+            #expect(first.cache == .miss)
+            #expect(first.value == #"{"v":1}"#)
+            try await h.advance(30)
+            let second = try await h.get("a")
+            #expect(second.cache == .hit)
+            #expect(second.headers[.age] == "30")
+            #expect(try await h.requests("a").count == 1)
+
+            try await h.advance(31)
+            let third = try await h.get("a")
+            #expect(third.cache == .revalidated)
+            #expect(third.status.code == 200)
+            #expect(third.value == #"{"v":1}"#)
+            let log = try await h.requests("a")
+            #expect(log.count == 2)
+            #expect(log.last?.status == 304)
+            #expect(log.last?.headers["if-none-match"] == #"W/"a18c3b""#, "the ETag is sent back verbatim")
+            #expect(log.last?.headers["if-modified-since"] == "Mon, 30 May 2017 04:30:00 GMT")
+            #expect(log.last?.bytesSent == 0)
+        }
+    }
+
+    @Test("§3.2 a 304 updates the stored header fields, except Content-Length")
+    func notModifiedUpdatesHeaders() async throws {
+        try await withCache { h in
+            try await h.control.script("a", headers: [
+                ("Cache-Control", "max-age=10"), ("ETag", #""v1""#), ("X-Version", "1"), ("Date", h.date),
+            ], body: "hello")
+            _ = try await h.get("a")
+            try await h.advance(20)
+            try await h.control.script("a", headers: [
+                ("Cache-Control", "max-age=100"), ("ETag", #""v1""#), ("X-Version", "2"), ("Date", h.date),
+            ], body: "hello")
+            let revalidated = try await h.get("a")
+            #expect(revalidated.cache == .revalidated)
+            #expect(revalidated.headers[HTTPField.Name("X-Version")!] == "2")
+            #expect(revalidated.headers[.contentLength] == "5")
+            try await h.advance(50)
+            #expect(try await h.get("a").cache == .hit, "the new max-age=100 from the 304 is in force")
+        }
+    }
+
+    @Test("Validators are per URL: each resource revalidates with its own ETag")
+    func validatorsPerURL() async throws {
+        try await withCache { h in
+            for name in ["a", "b"] {
+                try await h.control.script(name, headers: [("Cache-Control", "max-age=1"), ("ETag", "\"\(name)-tag\"")])
+                _ = try await h.get(name)
+            }
+            try await h.advance(5)
+            _ = try await h.get("a")
+            _ = try await h.get("b")
+            #expect(try await h.requests("a").last?.headers["if-none-match"] == #""a-tag""#)
+            #expect(try await h.requests("b").last?.headers["if-none-match"] == #""b-tag""#)
+        }
+    }
+
+    @Test("§5.2.2.5 no-store responses and §5.2.1.5 no-store requests are never stored")
+    func noStore() async throws {
+        try await withCache { h in
+            try await h.control.script("a", headers: [("Cache-Control", "no-store, max-age=60")])
+            _ = try await h.get("a")
+            #expect(try await h.get("a").cache == .miss)
+            #expect(try await h.requests("a").count == 2)
+
+            try await h.control.script("b", headers: [("Cache-Control", "max-age=60")])
+            _ = try await h.get("b", headers: [.cacheControl: "no-store"])
+            #expect(try await h.get("b").cache == .miss)
+            #expect(try await h.store.stats().entries == 1)
+        }
+    }
+
+    @Test("§5.2.2.4 no-cache: stored, but revalidated before every use; no-cache=\"Field\" is not stored")
+    func noCache() async throws {
+        try await withCache { h in
+            try await h.control.script("a", headers: [("Cache-Control", "no-cache, max-age=60"), ("ETag", #""x""#)])
+            _ = try await h.get("a")
+            #expect(try await h.get("a").cache == .revalidated)
+            #expect(try await h.requests("a").count == 2)
+
+            try await h.control.script("b", headers: [
+                ("Cache-Control", #"max-age=60, no-cache="X-Secret""#), ("X-Secret", "s"), ("X-Plain", "p"),
+            ])
+            #expect(try await h.get("b").headers[HTTPField.Name("X-Secret")!] == "s")
+            let hit = try await h.get("b")
+            #expect(hit.cache == .hit)
+            #expect(hit.headers[HTTPField.Name("X-Secret")!] == nil)
+            #expect(hit.headers[HTTPField.Name("X-Plain")!] == "p")
+        }
+    }
+
+    @Test("§3.1 hop-by-hop and Connection-listed fields are not stored")
+    func hopByHop() async throws {
+        try await withCache { h in
+            try await h.control.script("a", headers: [
+                ("Cache-Control", "max-age=60"), ("Connection", "X-Hop"), ("X-Hop", "1"), ("Keep-Alive", "timeout=5"),
+                ("X-End", "1"),
+            ])
+            _ = try await h.get("a")
+            let hit = try await h.get("a")
+            #expect(hit.cache == .hit)
+            #expect(hit.headers[HTTPField.Name("X-Hop")!] == nil)
+            #expect(hit.headers[HTTPField.Name("Keep-Alive")!] == nil)
+            #expect(hit.headers[HTTPField.Name("X-End")!] == "1")
+        }
+    }
+
+    @Test("§4.2.1 Expires − Date gives the lifetime; an invalid Expires is already stale (§5.3)")
+    func expires() async throws {
+        try await withCache { h in
+            try await h.control.script("a", headers: [
+                ("Date", h.date), ("Expires", HTTPDate.format(h.clock.now + 30)), ("ETag", #""e""#),
+            ])
+            try await h.control.script("b", headers: [("Date", h.date), ("Expires", "0"), ("ETag", #""e""#)])
+            _ = try await h.get("a")
+            _ = try await h.get("b")
+            try await h.advance(10)
+            #expect(try await h.get("a").cache == .hit)
+            #expect(try await h.get("b").cache == .revalidated)
+        }
+    }
+
+    @Test("§4.2.3 Age counts toward the current age")
+    func ageHeader() async throws {
+        try await withCache { h in
+            try await h.control.script("a", headers: [("Cache-Control", "max-age=60"), ("Age", "50"), ("ETag", #""a""#)])
+            _ = try await h.get("a")
+            try await h.advance(5)
+            #expect(try await h.get("a").cache == .hit)
+            try await h.advance(6)
+            #expect(try await h.get("a").cache == .revalidated)
+        }
+    }
+
+    @Test("§4.2.2 heuristic freshness: 10% of Date − Last-Modified")
+    func heuristic() async throws {
+        try await withCache { h in
+            try await h.control.script("a", headers: [
+                ("Date", h.date), ("Last-Modified", HTTPDate.format(h.clock.now - 1000)),
+            ])
+            _ = try await h.get("a")
+            try await h.advance(90)
+            #expect(try await h.get("a").cache == .hit)
+            try await h.advance(20)
+            #expect(try await h.get("a").cache == .revalidated)
+        }
+    }
+
+    @Test("§5.2.1 request directives: max-age, min-fresh, max-stale, no-cache, only-if-cached")
+    func requestDirectives() async throws {
+        try await withCache { h in
+            try await h.control.script("a", headers: [("Cache-Control", "max-age=60"), ("ETag", #""a""#)])
+            await #expect(throws: APIError.httpStatus(code: 504, message: nil, url: "\(h.sim.baseURL.absoluteString)/scripted/a")) {
+                try await h.get("a", headers: [.cacheControl: "only-if-cached"])
+            }
+            #expect(try await h.requests("a").isEmpty, "only-if-cached never reaches the server")
+            _ = try await h.get("a")
+            try await h.advance(30)
+            #expect(try await h.get("a", headers: [.cacheControl: "max-age=10"]).cache == .revalidated)
+            try await h.advance(30)
+            #expect(try await h.get("a", headers: [.cacheControl: "min-fresh=45"]).cache == .revalidated)
+            #expect(try await h.get("a", headers: [.cacheControl: "no-cache"]).cache == .revalidated)
+            try await h.advance(90)
+            #expect(try await h.get("a", headers: [.cacheControl: "max-stale=120"]).cache == .stale)
+            #expect(try await h.get("a", headers: [.cacheControl: "max-stale=10"]).cache == .revalidated)
+            #expect(try await h.get("a", headers: [.cacheControl: "only-if-cached"]).cache == .hit)
+        }
+    }
+
+    @Test("RFC 8246 immutable: a fresh response is not revalidated on reload (max-age=0)")
+    func immutable() async throws {
+        try await withCache { h in
+            try await h.control.script("a", headers: [("Cache-Control", "max-age=600, immutable"), ("ETag", #""a""#)])
+            try await h.control.script("b", headers: [("Cache-Control", "max-age=600"), ("ETag", #""b""#)])
+            _ = try await h.get("a")
+            _ = try await h.get("b")
+            #expect(try await h.get("a", headers: [.cacheControl: "max-age=0"]).cache == .hit)
+            #expect(try await h.get("b", headers: [.cacheControl: "max-age=0"]).cache == .revalidated)
+        }
+    }
+
+    @Test("§4.1 Vary: one variant per nominated header value; Vary: * never matches")
+    func vary() async throws {
+        try await withCache { h in
+            try await h.control.script("a", headers: [("Cache-Control", "max-age=60"), ("Vary", "Accept-Language")],
+                                       body: "any")
+            _ = try await h.get("a", headers: [.acceptLanguage: "en"])
+            _ = try await h.get("a", headers: [.acceptLanguage: "ko"])
+            #expect(try await h.get("a", headers: [.acceptLanguage: "en"]).cache == .hit)
+            #expect(try await h.get("a", headers: [.acceptLanguage: "ko"]).cache == .hit)
+            #expect(try await h.get("a", headers: [.acceptLanguage: "fr"]).cache == .miss)
+            #expect(try await h.store.stats().entries == 3)
+
+            try await h.control.script("star", headers: [("Cache-Control", "max-age=60"), ("Vary", "*")])
+            _ = try await h.get("star")
+            #expect(try await h.get("star").cache == .miss)
+        }
+    }
+
+    @Test("§4.4 an unsafe method invalidates the target and its Location / Content-Location")
+    func invalidation() async throws {
+        try await withCache { h in
+            for name in ["a", "b", "c"] {
+                try await h.control.script(name, headers: [("Cache-Control", "max-age=600")], unsafeHeaders: [
+                    ("Location", "/scripted/b"), ("Content-Location", "/scripted/c"),
+                ])
+                _ = try await h.get(name)
+            }
+            _ = try await h.client.send(Endpoint<Data>(method: .post, path: ["scripted", "a"], body: Data("{}".utf8)) { d, _ in d })
+            #expect(try await h.get("a").cache == .miss)
+            #expect(try await h.get("b").cache == .miss)
+            #expect(try await h.get("c").cache == .miss)
+        }
+    }
+
+    @Test("§5.2.2.2 must-revalidate: never served stale, even when the server fails")
+    func mustRevalidate() async throws {
+        try await withCache(.init(serveStaleOnFailure: true)) { h in
+            try await h.control.script("a", headers: [("Cache-Control", "max-age=10, must-revalidate"), ("ETag", #""a""#)])
+            _ = try await h.get("a")
+            try await h.advance(20)
+            try await h.control.fault(route: "/scripted/a", status: 503)
+            await #expect(throws: APIError.self) { try await h.get("a") }
+        }
+    }
+
+    @Test("RFC 5861 stale-if-error: a 5xx within the window is answered with the stored response")
+    func staleIfError() async throws {
+        try await withCache { h in
+            try await h.control.script("a", headers: [("Cache-Control", "max-age=10, stale-if-error=60"), ("ETag", #""a""#)],
+                                       body: "kept")
+            _ = try await h.get("a")
+            try await h.advance(30)
+            try await h.control.fault(route: "/scripted/a", status: 500)
+            let stale = try await h.get("a")
+            #expect(stale.cache == .stale)
+            #expect(stale.value == "kept")
+            #expect(stale.staleReason?.contains("HTTP 500") == true)
+            try await h.advance(60)
+            try await h.control.fault(route: "/scripted/a", status: 500)
+            await #expect(throws: APIError.self) { try await h.get("a") }
+        }
+    }
+
+    @Test("RFC 5861 stale-while-revalidate: served stale at once, refreshed in the background")
+    func staleWhileRevalidate() async throws {
+        try await withCache(background: true) { h in
+            try await h.control.script("a", headers: [
+                ("Cache-Control", "max-age=10, stale-while-revalidate=60"), ("ETag", #""a""#),
+            ])
+            _ = try await h.get("a")
+            try await h.advance(30)
+            #expect(try await h.get("a").cache == .stale)
+            let revalidated = try await eventually { try await h.requests("a").count == 2 }
+            #expect(revalidated)
+            #expect(try await h.requests("a").last?.headers["if-none-match"] == #""a""#)
+            #expect(try await eventually { try await h.get("a").cache == .hit })
+        }
+    }
+
+    @Test("Serve stale on failure: a dead server still gets the stored response, flagged stale with the cause")
+    func serveStaleOnFailure() async throws {
+        let store = MemoryCacheStore()
+        let clock = TestClock()
+        let cache = CacheMiddleware(store: store, options: .init(serveStaleOnFailure: true), now: clock.function)
+        let url = try await withSimulator(.init()) { sim in
+            let client = APIClient(baseURL: sim.baseURL, transport: liveTransport, middlewares: [cache])
+            try await SimControl(sim).script("a", headers: [("Cache-Control", "max-age=60")], body: "kept")
+            _ = try await client.send(Endpoint<Data>.raw("scripted", "a"))
+            return sim.baseURL
+        }
+        clock.advance(120)
+        let client = APIClient(baseURL: url, transport: liveTransport, middlewares: [cache])
+        let response = try await client.send(Endpoint<Data>.raw("scripted", "a"))
+        #expect(response.cache == .stale)
+        #expect(String(decoding: response.value, as: UTF8.self) == "kept")
+        #expect(response.staleReason?.contains("Could not connect") == true)
+    }
+
+    @Test("§3.5 shared mode: private responses and authenticated requests are not stored unless allowed")
+    func sharedMode() async throws {
+        try await withCache(.init(mode: .shared)) { h in
+            try await h.control.script("private", headers: [("Cache-Control", "private, max-age=60")])
+            try await h.control.script("auth", headers: [("Cache-Control", "max-age=60")])
+            try await h.control.script("auth-public", headers: [("Cache-Control", "public, max-age=60")])
+            try await h.control.script("smax", headers: [("Cache-Control", "max-age=0, s-maxage=60")])
+            let token: HTTPFields = [.authorization: "Bearer t"]
+            for (name, headers) in [("private", HTTPFields()), ("auth", token), ("auth-public", token), ("smax", HTTPFields())] {
+                _ = try await h.get(name, headers: headers)
+            }
+            #expect(try await h.get("private").cache == .miss)
+            #expect(try await h.get("auth", headers: token).cache == .miss)
+            #expect(try await h.get("auth-public", headers: token).cache == .hit)
+            #expect(try await h.get("smax").cache == .hit, "s-maxage applies in shared mode")
+        }
+        try await withCache(.init(mode: .private)) { h in
+            try await h.control.script("private", headers: [("Cache-Control", "private, max-age=60")])
+            try await h.control.script("smax", headers: [("Cache-Control", "max-age=0, s-maxage=60"), ("ETag", #""s""#)])
+            _ = try await h.get("private")
+            _ = try await h.get("smax")
+            #expect(try await h.get("private").cache == .hit)
+            #expect(try await h.get("smax").cache == .revalidated, "s-maxage is ignored by a private cache")
+        }
+    }
+
+    @Test("One token's responses are never served to another, and no token is stored")
+    func credentialsInTheKey() async throws {
+        try await withCache { h in
+            try await h.control.script("a", headers: [("Cache-Control", "private, max-age=60")])
+            _ = try await h.get("a", headers: [.authorization: "Bearer marker-token-alice"])
+            #expect(try await h.get("a", headers: [.authorization: "Bearer marker-token-bob"]).cache == .miss)
+            #expect(try await h.get("a", headers: [.authorization: "Bearer marker-token-alice"]).cache == .hit)
+            #expect(try await h.get("a").cache == .miss)
+        }
+    }
+
+    @Test("A body larger than the entry limit streams through whole and is not stored")
+    func largeBodies() async throws {
+        try await withCache(.init(maxEntryBytes: 1000)) { h in
+            try await h.control.script("big", headers: [("Cache-Control", "max-age=60")], body: String(repeating: "x", count: 5000))
+            #expect(try await h.get("big").value.count == 5000)
+            #expect(try await h.get("big").cache == .miss)
+            #expect(try await h.store.stats().entries == 0)
+        }
+    }
+
+    @Test("HEAD is answered from a stored GET")
+    func headFromGet() async throws {
+        try await withCache { h in
+            try await h.control.script("a", headers: [("Cache-Control", "max-age=60"), ("X-Kind", "k")], body: "body")
+            _ = try await h.get("a")
+            let head = try await h.client.send(Endpoint<Data>(method: .head, path: ["scripted", "a"]) { d, _ in d })
+            #expect(head.cache == .hit)
+            #expect(head.value.isEmpty)
+            #expect(head.headers[HTTPField.Name("X-Kind")!] == "k")
+            #expect(try await h.requests("a").count == 1)
+        }
+    }
+
+    @Test("The outcome counters add up")
+    func stats() async throws {
+        try await withCache { h in
+            try await h.control.script("a", headers: [("Cache-Control", "max-age=10"), ("ETag", #""a""#)])
+            _ = try await h.get("a")
+            _ = try await h.get("a")
+            try await h.advance(20)
+            _ = try await h.get("a")
+            let stats = try await h.store.stats()
+            #expect(stats.outcomes["miss"] == 1)
+            #expect(stats.outcomes["hit"] == 1)
+            #expect(stats.outcomes["revalidated"] == 1)
+        }
+    }
+}
