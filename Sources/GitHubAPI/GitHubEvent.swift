@@ -66,59 +66,72 @@ public struct GitHubEvent: Codable, Sendable, Hashable, Identifiable {
         org = try container.decodeIfPresent(Organization.self, forKey: .org)
     }
 
-    /// A one-line description for people, such as `octocat starred octocat/Hello-World`.
-    ///
-    /// Unknown event types are described by their type name.
-    public var summary: String {
-        let who = actor.displayLogin ?? actor.login
-        let repo = repo.name
+    /// What the actor did, in a few words and without naming actor or repository:
+    /// `starred`, `pushed 3 commits to main`, `opened issue #42: Title`, `published release v6.8.0`,
+    /// `forked to x/y`. An unknown type still gets a line (`sponsorship`).
+    public var activity: String {
         let action = payload.action
         switch type {
         case .watch:
-            return "\(who) starred \(repo)"
+            return "starred"
         case .push:
             let branch = payload.ref.map { $0.hasPrefix("refs/heads/") ? String($0.dropFirst(11)) : $0 }
             let count = payload.size ?? payload.commits?.count
             let commits = count.map { $0 == 1 ? "1 commit" : "\($0) commits" } ?? "commits"
-            return "\(who) pushed \(commits) to \(branch.map { "\($0) in " } ?? "")\(repo)"
+            return "pushed \(commits)\(branch.map { " to \($0)" } ?? "")"
         case .create:
-            return "\(who) created \(payload.refType ?? "ref")\(payload.ref.map { " \($0)" } ?? "") in \(repo)"
+            return "created \(payload.refType ?? "ref")\(payload.ref.map { " \($0)" } ?? "")"
         case .delete:
-            return "\(who) deleted \(payload.refType ?? "ref")\(payload.ref.map { " \($0)" } ?? "") in \(repo)"
+            return "deleted \(payload.refType ?? "ref")\(payload.ref.map { " \($0)" } ?? "")"
         case .fork:
-            return "\(who) forked \(repo)\(payload.forkee.map { " to \($0.fullName)" } ?? "")"
+            return "forked\(payload.forkee.map { " to \($0.fullName)" } ?? "")"
         case .issues:
-            return "\(who) \(action ?? "updated") issue\(Self.issueText(payload.issue)) in \(repo)"
+            return "\(action ?? "updated") issue\(Self.issueText(payload.issue))"
         case .issueComment:
-            return "\(who) commented on issue\(Self.issueText(payload.issue)) in \(repo)"
+            return "commented on issue\(Self.issueText(payload.issue))"
         case .pullRequest:
             let number = payload.number ?? payload.pullRequest?.number
-            let title = payload.pullRequest?.title.map { " \"\($0)\"" } ?? ""
-            return "\(who) \(action ?? "updated") pull request\(number.map { " #\($0)" } ?? "")\(title) in \(repo)"
+            let title = payload.pullRequest?.title.map { ": \($0)" } ?? ""
+            return "\(action ?? "updated") pull request\(number.map { " #\($0)" } ?? "")\(title)"
         case .pullRequestReview:
-            return "\(who) reviewed pull request\(payload.pullRequest.map { " #\($0.number)" } ?? "") in \(repo)"
+            return "reviewed pull request\(payload.pullRequest.map { " #\($0.number)" } ?? "")"
         case .pullRequestReviewComment:
-            return "\(who) commented on pull request\(payload.pullRequest.map { " #\($0.number)" } ?? "") in \(repo)"
+            return "commented on pull request\(payload.pullRequest.map { " #\($0.number)" } ?? "")"
         case .release:
-            return "\(who) \(action ?? "published") release\(payload.release.map { " \($0.tagName)" } ?? "") of \(repo)"
+            return "\(action ?? "published") release\(payload.release.map { " \($0.tagName)" } ?? "")"
         case .member:
-            return "\(who) \(action ?? "added") \(payload.member?.login ?? "a member") in \(repo)"
+            return "\(action ?? "added") member \(payload.member?.login ?? "")".trimmingCharacters(in: .whitespaces)
         case .public:
-            return "\(who) made \(repo) public"
+            return "made the repository public"
         case .commitComment:
-            return "\(who) commented on a commit in \(repo)"
+            return "commented on a commit"
         case .gollum:
-            return "\(who) edited the wiki of \(repo)"
+            return "edited the wiki"
         case .discussion:
-            return "\(who) \(action ?? "updated") a discussion in \(repo)"
+            return "\(action ?? "updated") a discussion"
         default:
-            return "\(who) \(type.rawValue) in \(repo)"
+            return Self.words(type.shortName)
         }
+    }
+
+    /// A one-line description for people: `octocat starred (octocat/Hello-World)`.
+    public var summary: String {
+        "\(actor.displayLogin ?? actor.login) \(activity) (\(repo.name))"
+    }
+
+    /// `SponsorshipEvent` → `sponsorship`, `PullRequestReviewThread` → `pull request review thread`.
+    static func words(_ camel: String) -> String {
+        var out = ""
+        for character in camel {
+            if character.isUppercase, !out.isEmpty { out.append(" ") }
+            out.append(Character(character.lowercased()))
+        }
+        return out
     }
 
     private static func issueText(_ issue: Payload.Issue?) -> String {
         guard let issue else { return "" }
-        return " #\(issue.number) \"\(issue.title)\""
+        return " #\(issue.number): \(issue.title)"
     }
 }
 

@@ -1,27 +1,6 @@
 import ArgumentParser
 import Foundation
 
-struct FeedCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "feed", abstract: "Latest events of a GitHub repository, instantly from disk, then refreshed.")
-
-    @Argument(help: "The repository as OWNER/REPO.")
-    var repository = "ReactiveX/RxSwift"
-
-    @Option(help: "Merge the feeds of the top N Swift repositories instead.")
-    var topSwift: Int?
-
-    @Flag(help: "Keep polling, as often as the API allows (X-Poll-Interval).")
-    var watch = false
-
-    @Option(help: "How many events to keep and show.")
-    var limit = 50
-
-    @OptionGroup var common: CommonOptions
-
-    func run() async throws { try notImplemented("feed") }
-}
-
 struct HNCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "hn", abstract: "Hacker News stories: top, new, best, ask, show or job; `hn item ID` for a thread.")

@@ -22,4 +22,23 @@ struct FreshetCommand: AsyncParsableCommand {
             BlogsCommand.self, ProxyCommand.self, CacheCommand.self,
         ]
     )
+
+    /// Parses and runs the command; usage errors exit 1 (not sysexits' 64), as the CLI contract says.
+    static func main() async {
+        do {
+            var command = try parseAsRoot()
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            let code = exitCode(for: error)
+            if code == .validationFailure {
+                printError(fullMessage(for: error))
+                Foundation.exit(ExitStatus.failure.rawValue)
+            }
+            exit(withError: error)
+        }
+    }
 }

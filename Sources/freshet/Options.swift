@@ -1,5 +1,9 @@
 import ArgumentParser
 import Foundation
+import Freshet
+import FreshetFeeds
+import FreshetTransports
+import Logging
 
 /// Options shared by every data command.
 struct CommonOptions: ParsableArguments {
@@ -9,8 +13,44 @@ struct CommonOptions: ParsableArguments {
     @Flag(name: .long, help: "Exit 0 when a refresh fails but stored data was shown.")
     var allowStale = false
 
+    @Flag(name: .long, help: "Ignore what is fresh in the cache: revalidate with the server now.")
+    var refresh = false
+
     @Option(name: .long, help: "HTTP transport: ahc (AsyncHTTPClient, default) or urlsession.")
     var transport: TransportChoice = .ahc
+
+    @Flag(name: [.short, .long], help: "Log every HTTP exchange to stderr (FRESHET_LOG=debug|trace for more).")
+    var verbose = false
+
+    /// The app context: configuration from the environment, the database, the clients.
+    func makeContext() throws -> AppContext {
+        Terminal.configure()
+        let configuration: AppConfiguration
+        do {
+            configuration = try AppConfiguration.from()
+        } catch {
+            printError("error: \(error.description)")
+            throw ExitStatus.failure
+        }
+        do {
+            return try AppContext(
+                configuration: configuration, transport: Transports.named(transport.rawValue), logger: logger(),
+                warn: { printError("warning: \($0)") })
+        } catch {
+            printError("error: could not open the database in \(configuration.home.path): \(error)")
+            throw ExitStatus.failure
+        }
+    }
+
+    /// A stderr logger when asked for (`--verbose` or `FRESHET_LOG`), else none.
+    func logger() -> Logger? {
+        let environment = ProcessInfo.processInfo.environment
+        let level = environment["FRESHET_LOG"].flatMap { Logger.Level(rawValue: $0.lowercased()) }
+        guard verbose || level != nil else { return nil }
+        var logger = Logger(label: "freshet.http") { StreamLogHandler.standardError(label: $0) }
+        logger.logLevel = level ?? .info
+        return logger
+    }
 }
 
 /// The selectable HTTP transports.
@@ -34,14 +74,52 @@ func printError(_ message: String) {
     FileHandle.standardError.write(Data((message + "\n").utf8))
 }
 
-/// The error a command throws when its issue has not landed: it never pretends to work.
-struct NotImplemented: Error, CustomStringConvertible {
-    let command: String
-    var description: String { "freshet \(command) is not implemented yet." }
-}
-
 /// Says that `command` does not work yet and exits 1.
 func notImplemented(_ command: String) throws -> Never {
     printError("error: freshet \(command) is not implemented yet.")
     throw ExitStatus.failure
+}
+
+/// Reports a failure that left nothing to show, in words that say what to do, and returns
+/// the exit status 2. `subject` names what was asked for ("repository a/b").
+func report(_ error: APIError, subject: String, configuration: AppConfiguration? = nil) -> ExitCode {
+    printError("error: " + explain(error, subject: subject))
+    return error == .cancelled ? ExitStatus.failure : ExitStatus.nothingShown
+}
+
+/// A person's explanation of `error`.
+func explain(_ error: APIError, subject: String) -> String {
+    switch error {
+    case .httpStatus(404, _, _):
+        return "\(subject) not found."
+    case .httpStatus(401, let message, _):
+        return "the server refused the credentials\(message.map { " (\($0))" } ?? ""). Check GITHUB_TOKEN / KAKAO_REST_API_KEY."
+    case .rateLimited(let resetAt, let message, _):
+        var text = "rate limit reached"
+        if let message, !message.isEmpty { text += " (\(message.prefix(120)))" }
+        if let resetAt {
+            text += "; it resets at \(resetAt.formatted(date: .omitted, time: .shortened)) (\(TextLayout.relativeTime(resetAt)))"
+        }
+        if ProcessInfo.processInfo.environment["GITHUB_TOKEN"] == nil, ProcessInfo.processInfo.environment["GH_TOKEN"] == nil {
+            text += ". Set GITHUB_TOKEN to raise GitHub's limit from 60 to 5000 requests an hour"
+        }
+        return text + "."
+    case .unreachable(let url, let reason):
+        return "could not connect to \(url) (\(reason)). Check the network, or FRESHET_*_URL if you set one."
+    default:
+        return error.description
+    }
+}
+
+/// After stored or cached data was shown although the refresh failed: warns on stderr with the
+/// cause and exits 3, or returns when `--allow-stale` was given.
+func finishStale(reason: String, allowStale: Bool) throws {
+    printError("warning: showing stored data; the refresh failed: \(reason)")
+    if !allowStale { throw ExitStatus.staleShown }
+}
+
+/// Prints `value` as JSON on stdout.
+func printJSON<T: Encodable>(_ value: T, encoder: JSONEncoder) throws {
+    let data = try encoder.encode(value)
+    FileHandle.standardOutput.write(data + Data("\n".utf8))
 }

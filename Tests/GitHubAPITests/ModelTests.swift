@@ -70,7 +70,8 @@ private func encodedObject(_ value: some Encodable) throws -> [String: Any] {
     #expect(event.isPublic)
     #expect(event.createdAt == Date(timeIntervalSince1970: 1_654_778_848))
     #expect(event.org == nil)
-    #expect(event.summary == "octocat starred octocat/Hello-World")
+    #expect(event.summary == "octocat starred (octocat/Hello-World)")
+    #expect(event.activity == "starred")
 }
 
 @Test func acceptsANumericEventIDAndEncodesItAsAString() throws {
@@ -94,7 +95,8 @@ private func encodedObject(_ value: some Encodable) throws -> [String: Any] {
     #expect(!event.type.isKnown)
     #expect(event.type.shortName == "Sponsorship")
     #expect(event.payload.action == "created")
-    #expect(event.summary == "alice SponsorshipEvent in alice/tool")
+    #expect(event.activity == "sponsorship")
+    #expect(event.summary == "alice sponsorship (alice/tool)")
 
     let data = try GitHub.encoder.encode(event)
     let text = String(decoding: data, as: UTF8.self)
@@ -113,7 +115,7 @@ private func encodedObject(_ value: some Encodable) throws -> [String: Any] {
     #expect(event.payload.isEmpty)
     #expect(event.payload.action == nil)
     #expect(event.payload.commits == nil)
-    #expect(event.summary == "alice made alice/tool public")
+    #expect(event.activity == "made the repository public")
     let object = try encodedObject(event)
     #expect((object["payload"] as? [String: Any])?.isEmpty == true)
 }
@@ -148,7 +150,7 @@ private func encodedObject(_ value: some Encodable) throws -> [String: Any] {
     #expect(commits[0].author == .init(name: "Alice", email: "a@example.com"))
     #expect(commits[0].distinct == true)
     #expect(commits[1].author == nil)
-    #expect(event.summary == "alice pushed 2 commits to main in alice/tool")
+    #expect(event.activity == "pushed 2 commits to main")
     // The payload fields that have no typed property still encode back.
     #expect(event.payload.raw["push_id"] == .int(10))
     let encoded = try encodedObject(event)
@@ -179,29 +181,29 @@ private func encodedObject(_ value: some Encodable) throws -> [String: Any] {
     #expect(issueComment.payload.issue == .init(number: 42, title: "Crash on launch",
                                                   htmlURL: "https://github.com/alice/tool/issues/42"))
     #expect(issueComment.payload.comment?.body == "Same here")
-    #expect(issueComment.summary == #"alice commented on issue #42 "Crash on launch" in alice/tool"#)
+    #expect(issueComment.activity == "commented on issue #42: Crash on launch")
 
     let pull = try decode(GitHubEvent.self, eventJSON(type: "PullRequestEvent", payload: """
         {"action": "opened", "number": 7, "pull_request": {"number": 7, "title": "Add retries"}}
         """))
     #expect(pull.payload.number == 7)
     #expect(pull.payload.pullRequest == .init(number: 7, title: "Add retries"))
-    #expect(pull.summary == #"alice opened pull request #7 "Add retries" in alice/tool"#)
+    #expect(pull.activity == "opened pull request #7: Add retries")
 
     let release = try decode(GitHubEvent.self, eventJSON(type: "ReleaseEvent", payload: """
         {"action": "published", "release": {"tag_name": "v1.2.0", "name": null}}
         """))
     #expect(release.payload.release == .init(tagName: "v1.2.0"))
-    #expect(release.summary == "alice published release v1.2.0 of alice/tool")
+    #expect(release.activity == "published release v1.2.0")
 
     let fork = try decode(GitHubEvent.self, eventJSON(type: "ForkEvent", payload: #"{"forkee": {"full_name": "bob/tool", "id": 3}}"#))
     #expect(fork.payload.forkee?.fullName == "bob/tool")
-    #expect(fork.summary == "alice forked alice/tool to bob/tool")
+    #expect(fork.activity == "forked to bob/tool")
 
     let create = try decode(GitHubEvent.self, eventJSON(type: "CreateEvent", payload: #"{"ref": "v2", "ref_type": "tag", "master_branch": "main"}"#))
     #expect(create.payload.ref == "v2")
     #expect(create.payload.refType == "tag")
-    #expect(create.summary == "alice created tag v2 in alice/tool")
+    #expect(create.activity == "created tag v2")
 
     let member = try decode(GitHubEvent.self, eventJSON(type: "MemberEvent", payload: #"{"action": "added", "member": {"login": "carol"}}"#))
     #expect(member.payload.member?.login == "carol")

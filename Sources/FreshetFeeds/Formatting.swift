@@ -1,0 +1,93 @@
+import Foundation
+
+/// Terminal text measurement and layout, independent of any terminal: display width (East
+/// Asian wide characters count 2 columns, combining marks 0), truncation and padding by width,
+/// and relative times.
+public enum TextLayout {
+    /// The number of terminal columns `text` occupies.
+    public static func width(_ text: some StringProtocol) -> Int {
+        text.unicodeScalars.reduce(0) { $0 + width(of: $1) }
+    }
+
+    /// The columns one scalar occupies: 0 for combining marks, zero-width and control characters,
+    /// 2 for East Asian Wide and Fullwidth characters and emoji presentation, 1 otherwise.
+    public static func width(of scalar: Unicode.Scalar) -> Int {
+        let value = scalar.value
+        if value == 0 || value < 0x20 || (0x7F..<0xA0).contains(value) { return 0 }
+        switch scalar.properties.generalCategory {
+        case .nonspacingMark, .enclosingMark, .format: return 0
+        default: break
+        }
+        if value == 0x200B || (0x1160...0x11FF).contains(value) { return 0 }  // ZWSP, Hangul jungseong/jongseong
+        if isWide(value) || scalar.properties.isEmojiPresentation { return 2 }
+        return 1
+    }
+
+    private static func isWide(_ v: UInt32) -> Bool {
+        (0x1100...0x115F).contains(v) || (0x2E80...0x303E).contains(v) || (0x3041...0x33FF).contains(v)
+            || (0x3400...0x4DBF).contains(v) || (0x4E00...0x9FFF).contains(v) || (0xA000...0xA4CF).contains(v)
+            || (0xA960...0xA97F).contains(v) || (0xAC00...0xD7A3).contains(v) || (0xF900...0xFAFF).contains(v)
+            || (0xFE10...0xFE19).contains(v) || (0xFE30...0xFE6F).contains(v) || (0xFF00...0xFF60).contains(v)
+            || (0xFFE0...0xFFE6).contains(v) || (0x1F300...0x1F64F).contains(v) || (0x1F900...0x1F9FF).contains(v)
+            || (0x20000...0x3FFFD).contains(v)
+    }
+
+    /// `text` cut to at most `columns` columns, ending in `…` when cut. Never splits a character.
+    public static func truncate(_ text: String, to columns: Int) -> String {
+        guard columns > 0 else { return "" }
+        guard width(text) > columns else { return text }
+        var out = ""
+        var used = 0
+        for character in text {
+            let w = width(String(character))
+            if used + w > columns - 1 { break }
+            out.append(character)
+            used += w
+        }
+        return out + "…"
+    }
+
+    /// `text` truncated and padded with spaces to exactly `columns` columns.
+    public static func pad(_ text: String, to columns: Int, alignRight: Bool = false) -> String {
+        let cut = truncate(text, to: columns)
+        let fill = String(repeating: " ", count: max(0, columns - width(cut)))
+        return alignRight ? fill + cut : cut + fill
+    }
+
+    /// "just now", "42s ago", "3m ago", "5h ago", "2d ago", "3mo ago", "4y ago" (or "in 3m" for the future).
+    public static func relativeTime(_ date: Date, now: Date = Date()) -> String {
+        let seconds = Int(now.timeIntervalSince(date).rounded())
+        let magnitude = abs(seconds)
+        let text: String
+        switch magnitude {
+        case ..<5: return "just now"
+        case ..<60: text = "\(magnitude)s"
+        case ..<3600: text = "\(magnitude / 60)m"
+        case ..<86_400: text = "\(magnitude / 3600)h"
+        case ..<(86_400 * 30): text = "\(magnitude / 86_400)d"
+        case ..<(86_400 * 365): text = "\(magnitude / (86_400 * 30))mo"
+        default: text = "\(magnitude / (86_400 * 365))y"
+        }
+        return seconds >= 0 ? "\(text) ago" : "in \(text)"
+    }
+
+    /// Lays out rows as aligned columns separated by two spaces. `widths` gives each column's
+    /// maximum width (`nil` = as wide as its widest cell); the last column is never padded.
+    public static func columns(_ rows: [[String]], widths: [Int?] = [], alignRight: Set<Int> = []) -> [String] {
+        guard let count = rows.map(\.count).max() else { return [] }
+        var measured = [Int](repeating: 0, count: count)
+        for row in rows {
+            for (index, cell) in row.enumerated() {
+                let cap = index < widths.count ? widths[index] : nil
+                measured[index] = max(measured[index], min(width(cell), cap ?? .max))
+            }
+        }
+        return rows.map { row in
+            row.enumerated().map { index, cell in
+                index == row.count - 1 && !alignRight.contains(index)
+                    ? TextLayout.truncate(cell, to: measured[index])
+                    : pad(cell, to: measured[index], alignRight: alignRight.contains(index))
+            }.joined(separator: "  ")
+        }
+    }
+}

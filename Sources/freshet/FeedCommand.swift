@@ -1,0 +1,145 @@
+import ArgumentParser
+import Foundation
+import Freshet
+import FreshetFeeds
+import GitHubAPI
+@preconcurrency import Rainbow
+
+struct FeedCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "feed",
+        abstract: "Latest events of a GitHub repository, instantly from disk, then refreshed.",
+        discussion: """
+            Stored events print at once; the refresh is a conditional request (an unchanged feed
+            costs a 304, not a rate-limit hit) and is skipped entirely while the last answer is fresh.
+            """)
+
+    @Argument(help: "The repository as OWNER/REPO.")
+    var repository = "ReactiveX/RxSwift"
+
+    @Option(help: ArgumentHelp("Merge the feeds of the top N Swift repositories instead.", valueName: "N"))
+    var topSwift: Int?
+
+    @Flag(help: "Keep polling, as often as the API allows (X-Poll-Interval); Ctrl-C to stop.")
+    var watch = false
+
+    @Option(help: "How many events to show (1–300).")
+    var limit = 50
+
+    @OptionGroup var common: CommonOptions
+
+    func validate() throws {
+        guard (1...FeedStore.maxPerRepository).contains(limit) else {
+            throw ValidationError("--limit must be between 1 and \(FeedStore.maxPerRepository).")
+        }
+        if let topSwift, !(1...30).contains(topSwift) {
+            throw ValidationError("--top-swift must be between 1 and 30.")
+        }
+        if topSwift == nil, RepositoryName(repository) == nil {
+            throw ValidationError("'\(repository)' is not a repository; expected OWNER/REPO, like ReactiveX/RxSwift.")
+        }
+    }
+
+    func run() async throws {
+        let context = try common.makeContext()
+        let feed = FeedService(context: context)
+        let repositories: [RepositoryName]
+        if let topSwift {
+            do {
+                repositories = try await feed.topSwiftRepositories(count: topSwift, force: common.refresh)
+            } catch {
+                throw report(error, subject: "the top Swift repositories")
+            }
+        } else {
+            repositories = [RepositoryName(repository)!]
+        }
+        let multi = repositories.count > 1
+        let subject = multi ? "the feeds" : "repository \(repositories[0])"
+
+        let stored = feed.stored(repositories, limit: limit)
+        let live = Terminal.stdoutIsTTY && !common.json
+        var shownLines = 0
+        var progressShown = false
+        if live, !stored.isEmpty {
+            shownLines = render(stored, multi: multi)
+            if Terminal.stderrIsTTY {
+                printError("refreshing…".dim)
+                progressShown = true
+            }
+        }
+
+        let results = await feed.refresh(repositories, force: common.refresh)
+        var failures: [(RepositoryName, APIError)] = []
+        var staleReasons: [String] = []
+        for (index, result) in results.enumerated() {
+            switch result {
+            case .success(let refresh): if let reason = refresh.staleReason { staleReasons.append(reason) }
+            case .failure(let error): failures.append((repositories[index], error))
+            }
+        }
+        let events = feed.stored(repositories, limit: limit)
+        if events.isEmpty, let (repository, error) = failures.first {
+            throw report(error, subject: multi ? "the feed of \(repository)" : subject)
+        }
+        if common.json {
+            try printJSON(events, encoder: GitHub.encoder)
+        } else if live, shownLines > 0 {
+            if progressShown { FileHandle.standardError.write(Data("\u{1B}[1A\u{1B}[2K".utf8)) }
+            if events.map(\.id) != stored.map(\.id) {
+                // Redraw in place: move up over the stored rows and clear to the end of the screen.
+                FileHandle.standardOutput.write(Data("\u{1B}[\(shownLines)A\u{1B}[J".utf8))
+                _ = render(events, multi: multi)
+            }
+        } else if events.isEmpty {
+            printError("no public events in \(multi ? "these repositories" : "\(repositories[0])") in the last 30 days.")
+        } else {
+            _ = render(events, multi: multi)
+        }
+        for (repository, error) in failures {
+            staleReasons.append("\(repository): \(explain(error, subject: "repository \(repository)"))")
+        }
+        if watch {
+            try await FeedWatcher(feed: feed, repositories: repositories, limit: limit, multi: multi, context: context)
+                .run(initial: events)
+            return
+        }
+        if !staleReasons.isEmpty {
+            try finishStale(reason: staleReasons.joined(separator: "; "), allowStale: common.allowStale)
+        }
+    }
+
+    /// Prints the events as aligned rows; returns the number of lines written.
+    @discardableResult
+    func render(_ events: [GitHubEvent], multi: Bool) -> Int {
+        let lines = FeedFormat.lines(events, multi: multi, width: Terminal.width)
+        output(lines.joined(separator: "\n"))
+        return lines.count
+    }
+}
+
+/// How feed rows look: `3m ago  octocat  starred`, with the repository in multi-repo views.
+enum FeedFormat {
+    static func lines(_ events: [GitHubEvent], multi: Bool, width: Int, now: Date = Date()) -> [String] {
+        let rows = events.map { event -> [String] in
+            var row = [TextLayout.relativeTime(event.createdAt, now: now), event.actor.displayLogin ?? event.actor.login]
+            if multi { row.append(event.repo.name) }
+            row.append(event.activity)
+            return row
+        }
+        let fixed: [Int?] = multi ? [8, 20, 34, nil] : [8, 20, nil]
+        return TextLayout.columns(rows, widths: fixed, alignRight: [0]).map { line in
+            TextLayout.truncate(line, to: width)
+        }.enumerated().map { index, line in
+            Terminal.colorEnabled ? colorize(line, event: events[index]) : line
+        }
+    }
+
+    private static func colorize(_ line: String, event: GitHubEvent) -> String {
+        switch event.type {
+        case .watch: return line.yellow
+        case .release: return line.green
+        case .fork: return line.cyan
+        default: return line
+        }
+    }
+}

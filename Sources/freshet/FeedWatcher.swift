@@ -1,0 +1,88 @@
+import Dispatch
+import Foundation
+import Freshet
+import FreshetFeeds
+import GitHubAPI
+@preconcurrency import Rainbow
+
+/// `freshet feed --watch`: polls no faster than GitHub's `X-Poll-Interval`, shows new events on
+/// top as they arrive, and the rate-limit budget with the time of the next poll. Ctrl-C ends it
+/// cleanly (exit 0).
+struct FeedWatcher {
+    let feed: FeedService
+    let repositories: [RepositoryName]
+    let limit: Int
+    let multi: Bool
+    let context: AppContext
+
+    /// The shortest wait between polls, whatever the server says.
+    static let minimumInterval = 60
+
+    func run(initial: [GitHubEvent]) async throws {
+        let watcher = self
+        let task = Task { try await watcher.loop(initial: initial) }
+        signal(SIGINT, SIG_IGN)
+        signal(SIGTERM, SIG_IGN)
+        let sources = [SIGINT, SIGTERM].map { number in
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { task.cancel() }
+            source.resume()
+            return source
+        }
+        defer { sources.forEach { $0.cancel() } }
+        do {
+            try await task.value
+        } catch is CancellationError {
+            printError("stopped watching.")
+        } catch let error as APIError where error == .cancelled {
+            printError("stopped watching.")
+        }
+    }
+
+    private func loop(initial: [GitHubEvent]) async throws {
+        var shown = initial
+        var interval = Self.minimumInterval
+        while true {
+            let next = Date().addingTimeInterval(TimeInterval(interval))
+            printError(status(next: next).dim)
+            try await Task.sleep(for: .seconds(interval))
+            let results = await feed.refresh(repositories)
+            var intervals: [Int] = []
+            for result in results {
+                switch result {
+                case .success(let refresh):
+                    if let poll = refresh.pollInterval { intervals.append(poll) }
+                    if let reason = refresh.staleReason { printError("warning: refresh failed: \(reason)") }
+                case .failure(let error):
+                    if error == .cancelled { throw CancellationError() }
+                    printError("warning: refresh failed: \(explain(error, subject: "the feed"))")
+                }
+            }
+            interval = max(Self.minimumInterval, intervals.max() ?? Self.minimumInterval)
+            let events = feed.stored(repositories, limit: limit)
+            let known = Set(shown.map(\.id))
+            let fresh = events.filter { !known.contains($0.id) }
+            if Terminal.stdoutIsTTY {
+                if !fresh.isEmpty {
+                    // Redraw with the new events on top.
+                    FileHandle.standardOutput.write(Data("\u{1B}[H\u{1B}[2J".utf8))
+                    output(FeedFormat.lines(events, multi: multi, width: Terminal.width).joined(separator: "\n"))
+                }
+            } else if !fresh.isEmpty {
+                output(FeedFormat.lines(fresh, multi: multi, width: Terminal.width).joined(separator: "\n"))
+            }
+            shown = events
+        }
+    }
+
+    /// "57/60 requests left (resets in 42m) · next poll 12:04:31 · Ctrl-C to stop"
+    private func status(next: Date) -> String {
+        var parts: [String] = []
+        if let budget = context.rateLimits.budget(for: "core") {
+            parts.append("\(budget.remaining)/\(budget.limit) requests left (resets \(TextLayout.relativeTime(budget.resetAt)))")
+        }
+        parts.append("next poll at \(next.formatted(date: .omitted, time: .standard))")
+        parts.append("Ctrl-C to stop")
+        return parts.joined(separator: " · ")
+    }
+}
