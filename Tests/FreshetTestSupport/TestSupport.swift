@@ -106,8 +106,10 @@ public func runProcess(
     }
     try process.run()
     let box = ProcessBox(process)
-    async let stdout = Task.detached { out.fileHandleForReading.readDataToEndOfFile() }.value
-    async let stderr = Task.detached { err.fileHandleForReading.readDataToEndOfFile() }.value
+    // Blocking reads run on threads of their own: on the cooperative pool (2 threads on a
+    // 2-core machine) they would starve the in-process simulator the child is talking to.
+    async let stdout = readToEnd(out.fileHandleForReading)
+    async let stderr = readToEnd(err.fileHandleForReading)
     let watchdog = Task {
         try await Task.sleep(for: .milliseconds(Int(timeout * 1000)))
         box.process.terminate()
@@ -119,6 +121,16 @@ public func runProcess(
     return ProcessResult(
         status: status, stdout: String(decoding: await stdout, as: UTF8.self),
         stderr: String(decoding: await stderr, as: UTF8.self) + (killed ? "\n[test: ended by signal]" : ""))
+}
+
+/// Reads a pipe to its end on a dedicated thread.
+func readToEnd(_ handle: FileHandle) async -> Data {
+    await withCheckedContinuation { continuation in
+        let thread = Thread {
+            continuation.resume(returning: handle.readDataToEndOfFile())
+        }
+        thread.start()
+    }
 }
 
 /// Lets the watchdog reach the process.
