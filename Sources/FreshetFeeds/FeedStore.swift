@@ -85,6 +85,11 @@ public struct FeedStore: Sendable {
         }
     }
 
+    /// How many events are stored in all.
+    public func totalCount() throws -> Int {
+        try database.pool.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM feed_event") ?? 0 }
+    }
+
     /// Removes every stored event.
     public func removeAll() throws {
         try database.pool.write { db in try db.execute(sql: "DELETE FROM feed_event") }

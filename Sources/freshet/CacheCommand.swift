@@ -1,5 +1,7 @@
 import ArgumentParser
 import Foundation
+import FreshetCache
+import FreshetFeeds
 
 struct CacheCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -7,12 +9,67 @@ struct CacheCommand: AsyncParsableCommand {
         subcommands: [Stats.self, Clear.self])
 
     struct Stats: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Show what the local store holds.")
-        func run() async throws { try notImplemented("cache stats") }
+        static let configuration = CommandConfiguration(
+            abstract: "Show what the local store holds and how the HTTP cache has answered.")
+
+        @OptionGroup var common: CommonOptions
+
+        func run() async throws {
+            let context = try common.makeContext()
+            let stats = try await context.cacheStore.stats()
+            let feedEvents = try FeedStore(database: context.database).totalCount()
+            let path = context.database.path.path
+            if common.json {
+                struct Report: Encodable {
+                    var database: String
+                    var entries: Int
+                    var bytes: Int
+                    var outcomes: [String: Int]
+                    var feedEvents: Int
+                    enum CodingKeys: String, CodingKey {
+                        case database, entries, bytes, outcomes
+                        case feedEvents = "feed_events"
+                    }
+                }
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.sortedKeys]
+                try printJSON(Report(database: path, entries: stats.entries, bytes: stats.bytes,
+                                     outcomes: stats.outcomes, feedEvents: feedEvents), encoder: encoder)
+                return
+            }
+            let outcomes = ["hit", "revalidated", "miss", "stale"].map { "\($0) \(stats.outcomes[$0] ?? 0)" }
+            let rows = [
+                ["database", path],
+                ["HTTP cache", "\(stats.entries) responses, \(Self.bytes(stats.bytes))"],
+                ["answers", outcomes.joined(separator: ", ")],
+                ["feed", "\(feedEvents) stored events"],
+            ]
+            output(TextLayout.columns(rows).joined(separator: "\n"))
+        }
+
+        static func bytes(_ count: Int) -> String {
+            switch count {
+            case ..<1024: return "\(count) B"
+            case ..<(1024 * 1024): return String(format: "%.1f KiB", Double(count) / 1024)
+            default: return String(format: "%.1f MiB", Double(count) / 1_048_576)
+            }
+        }
     }
 
     struct Clear: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Empty the local store.")
-        func run() async throws { try notImplemented("cache clear") }
+        static let configuration = CommandConfiguration(
+            abstract: "Empty the local store: the HTTP cache and the stored feeds.")
+
+        @OptionGroup var common: CommonOptions
+
+        func run() async throws {
+            let context = try common.makeContext()
+            let before = try await context.cacheStore.stats()
+            let feed = FeedStore(database: context.database)
+            let events = try feed.totalCount()
+            try await context.cacheStore.removeAll()
+            try feed.removeAll()
+            output("removed \(before.entries) cached responses and \(events) stored events")
+        }
     }
 }

@@ -1,0 +1,48 @@
+import Foundation
+import FreshetTestSupport
+import Testing
+
+@Suite("freshet cache")
+struct CacheCommandTests {
+    @Test("stats counts responses, bytes and answers; clear empties the store")
+    func statsAndClear() async throws {
+        try await withFreshetCLI { cli in
+            #expect(try await cli.run("feed", "--limit", "5").status == 0)
+            #expect(try await cli.run("feed", "--limit", "5").status == 0)
+            let stats = try await cli.run("cache", "stats", "--json")
+            #expect(stats.status == 0)
+            let json = try #require(try JSONSerialization.jsonObject(with: Data(stats.stdout.utf8)) as? [String: Any])
+            #expect(json["entries"] as? Int == 1)
+            #expect((json["bytes"] as? Int ?? 0) > 1000)
+            let outcomes = try #require(json["outcomes"] as? [String: Int])
+            #expect(outcomes["miss"] == 1)
+            #expect(outcomes["hit"] == 1)
+            #expect((json["feed_events"] as? Int ?? 0) > 0)
+            #expect(FileManager.default.fileExists(atPath: cli.home.appendingPathComponent("freshet.sqlite").path))
+
+            let human = try await cli.run("cache", "stats")
+            #expect(human.stdout.contains("1 responses"))
+
+            let clear = try await cli.run("cache", "clear")
+            #expect(clear.status == 0)
+            #expect(clear.stdout.contains("removed 1 cached responses"))
+            let after = try await cli.run("cache", "stats", "--json")
+            let emptied = try #require(try JSONSerialization.jsonObject(with: Data(after.stdout.utf8)) as? [String: Any])
+            #expect(emptied["entries"] as? Int == 0)
+            #expect(emptied["feed_events"] as? Int == 0)
+        }
+    }
+
+    @Test("Database files are private (0600)")
+    func filePermissions() async throws {
+        try await withFreshetCLI { cli in
+            #expect(try await cli.run("feed", "--limit", "5").status == 0)
+            let files = try FileManager.default.contentsOfDirectory(atPath: cli.home.path).filter { $0.hasPrefix("freshet.sqlite") }
+            #expect(files.contains("freshet.sqlite"))
+            for file in files {
+                let attributes = try FileManager.default.attributesOfItem(atPath: cli.home.appendingPathComponent(file).path)
+                #expect((attributes[.posixPermissions] as? Int) == 0o600, "\(file)")
+            }
+        }
+    }
+}
