@@ -1,0 +1,28 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+// Micro-benchmarks (ordo-one/benchmark), kept in their own package so the main build and CI
+// do not compile the benchmark tooling. Run: `cd Benchmarks && swift package benchmark`.
+let package = Package(
+    name: "FreshetBenchmarks",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        .package(path: ".."),
+        .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
+    ],
+    targets: [
+        .executableTarget(
+            name: "FreshetBenchmarks",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "Freshet", package: "Freshet"),
+                .product(name: "FreshetCache", package: "Freshet"),
+                .product(name: "GitHubAPI", package: "Freshet"),
+                .product(name: "HackerNewsAPI", package: "Freshet"),
+            ],
+            path: "Benchmarks/FreshetBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        )
+    ],
+    swiftLanguageModes: [.v6]
+)
