@@ -337,3 +337,54 @@ struct MiddlewareTests {
 struct IDOnly: Decodable, Sendable {
     let id: String
 }
+
+@Suite("Rate-limit waiting and pacing")
+struct RateLimitWaitTests {
+    @Test("With maxWait, a spent budget that resets soon is waited for instead of failing")
+    func waitsForAReset() async throws {
+        let sleeper = SleepRecorder()
+        let now = Date()
+        let tracker = RateLimitTracker()
+        tracker.record(RateLimitBudget(resource: "core", limit: 60, remaining: 0, resetAt: now.addingTimeInterval(30)))
+        let middleware = RateLimitMiddleware(tracker: tracker, maxWait: .seconds(60), sleep: sleeper.sleep, now: { now })
+        try await withSimClient(middlewares: [middleware]) { sim, client in
+            _ = try await client.send(Endpoint<Login>.get("users", "octocat"))
+            #expect(sleeper.sleeps == [.seconds(30)])
+            #expect(try await SimControl(sim).log().count == 1)
+        }
+    }
+
+    @Test("Without enough maxWait it fails at once, naming the reset, and sends nothing")
+    func failsWithoutSending() async throws {
+        let now = Date()
+        let tracker = RateLimitTracker()
+        tracker.record(RateLimitBudget(resource: "search", limit: 10, remaining: 0, resetAt: now.addingTimeInterval(45)))
+        let middleware = RateLimitMiddleware(tracker: tracker, maxWait: .seconds(10), now: { now })
+        try await withSimClient(middlewares: [middleware]) { sim, client in
+            let result = await Result { () async throws(APIError) in
+                try await client.send(Endpoint<Data>.raw("search", "repositories", query: [QueryItem("q", "swift")]))
+            }
+            guard case .failure(.rateLimited(let resetAt?, _, _)) = result else {
+                Issue.record("expected rateLimited, got \(result)")
+                return
+            }
+            #expect(resetAt == now.addingTimeInterval(45))
+            #expect(try await SimControl(sim).log().isEmpty)
+            _ = try await client.send(Endpoint<Login>.get("users", "octocat"))
+            #expect(try await SimControl(sim).log().count == 1, "the core budget is separate from search")
+        }
+    }
+
+    @Test("Pacing spreads the remaining budget over the window")
+    func pacing() async throws {
+        let sleeper = SleepRecorder()
+        let now = Date()
+        let tracker = RateLimitTracker()
+        tracker.record(RateLimitBudget(resource: "core", limit: 60, remaining: 9, resetAt: now.addingTimeInterval(100)))
+        let middleware = RateLimitMiddleware(tracker: tracker, pacing: true, sleep: sleeper.sleep, now: { now })
+        try await withSimClient(middlewares: [middleware]) { _, client in
+            _ = try await client.send(Endpoint<Login>.get("users", "octocat"))
+            #expect(sleeper.sleeps == [.seconds(10)])
+        }
+    }
+}
