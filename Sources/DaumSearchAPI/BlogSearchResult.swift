@@ -1,4 +1,5 @@
 import Foundation
+import Freshet
 
 /// The answer of `GET /v2/search/blog`.
 public struct BlogSearchResult: Codable, Sendable, Hashable {
@@ -80,10 +81,10 @@ public struct BlogPost: Codable, Sendable, Hashable {
     public var thumbnailURL: URL? { thumbnail.isEmpty ? nil : URL(string: thumbnail) }
 
     /// ``title`` without tags, entities decoded.
-    public var displayTitle: String { KakaoHTML.plainText(title) }
+    public var displayTitle: String { HTMLText.plainText(title) }
 
     /// ``contents`` without tags, entities decoded.
-    public var displayContents: String { KakaoHTML.plainText(contents) }
+    public var displayContents: String { HTMLText.plainText(contents) }
 }
 
 /// A Kakao API error body, in either of its two shapes.

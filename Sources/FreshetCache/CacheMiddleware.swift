@@ -101,7 +101,7 @@ public struct CacheMiddleware: ClientMiddleware {
 
         if let stored, !callerConditional {
             let freshness = freshness(of: stored, url: url)
-            switch reuse(stored, freshness: freshness, request: requestControl) {
+            switch reuse(stored, freshness: freshness, request: requestControl, overridden: overrides(url)) {
             case .fresh:
                 return await serve(stored, freshness: freshness, outcome: .hit, head: request.method == .head)
             case .staleAllowed:
@@ -114,7 +114,7 @@ public struct CacheMiddleware: ClientMiddleware {
             }
             if request.method == .get, let transport = backgroundTransport,
                let window = CacheControl(stored.headers).staleWhileRevalidate,
-               freshness.staleness <= Double(window), !forbidsStale(stored) {
+               freshness.staleness <= Double(window), !forbidsStale(stored, overridden: overrides(url)) {
                 revalidateInBackground(stored, request: request, baseURL: baseURL, url: url, transport: transport)
                 return await serve(stored, freshness: freshness, outcome: .stale, head: false)
             }
@@ -143,11 +143,20 @@ public struct CacheMiddleware: ClientMiddleware {
                          heuristicFraction: options.heuristicFraction)
     }
 
+    /// Whether ``Options/lifetimeOverride`` decides the freshness of `url`. Then the caller's
+    /// policy replaces the server's reuse directives too (`no-cache`, `must-revalidate`), which
+    /// APIs without useful freshness send (Firebase, and so Hacker News, sends `no-cache`).
+    func overrides(_ url: URL) -> Bool {
+        options.mode == .private && options.lifetimeOverride?(url) != nil
+    }
+
     /// Whether `stored` may be used without contacting the server.
-    func reuse(_ stored: CachedResponse, freshness: Freshness, request: CacheControl) -> Reuse {
+    /// - Parameter overridden: the caller's lifetime override applies (see ``overrides(_:)``).
+    func reuse(_ stored: CachedResponse, freshness: Freshness, request: CacheControl, overridden: Bool = false) -> Reuse {
         let response = CacheControl(stored.headers)
-        if response.noCache || request.noCache { return .mustValidate }
-        if let maxAge = request.maxAge, freshness.age > Double(maxAge) {
+        if (response.noCache && !overridden) || request.noCache { return .mustValidate }
+        // `max-age=0` (a reload) always validates, whatever sub-second age the response has.
+        if let maxAge = request.maxAge, maxAge == 0 || freshness.age > Double(maxAge) {
             // `immutable` (RFC 8246): a fresh response needs no revalidation even on reload.
             guard response.immutable, freshness.isFresh else { return .mustValidate }
         }
@@ -155,24 +164,26 @@ public struct CacheMiddleware: ClientMiddleware {
             return .mustValidate
         }
         if freshness.isFresh { return .fresh }
-        if let maxStale = request.maxStale, !forbidsStale(stored) {
+        if let maxStale = request.maxStale, !forbidsStale(stored, overridden: overridden) {
             if let limit = maxStale, freshness.staleness > Double(limit) { return .mustValidate }
             return .staleAllowed
         }
         return .mustValidate
     }
 
-    /// Directives that forbid serving the response stale (§4.2.4).
-    func forbidsStale(_ stored: CachedResponse) -> Bool {
+    /// Directives that forbid serving the response stale (§4.2.4), unless the caller's lifetime
+    /// override applies (`overridden`).
+    func forbidsStale(_ stored: CachedResponse, overridden: Bool = false) -> Bool {
         let control = CacheControl(stored.headers)
-        if control.mustRevalidate || control.noCache { return true }
+        if !overridden, control.mustRevalidate || control.noCache { return true }
         if options.mode == .shared, control.proxyRevalidate || control.sharedMaxAge != nil { return true }
         return false
     }
 
     /// Whether a failure (network error or 5xx) may be answered with `stored`, stale.
-    func mayServeStaleOnError(_ stored: CachedResponse, freshness: Freshness, request: CacheControl) -> Bool {
-        guard !forbidsStale(stored) else { return false }
+    func mayServeStaleOnError(_ stored: CachedResponse, freshness: Freshness, request: CacheControl,
+                              overridden: Bool = false) -> Bool {
+        guard !forbidsStale(stored, overridden: overridden) else { return false }
         if options.serveStaleOnFailure { return true }
         let windows = [CacheControl(stored.headers).staleIfError, request.staleIfError].compactMap { $0 }
         return windows.contains { freshness.staleness <= Double($0) }
@@ -193,7 +204,7 @@ public struct CacheMiddleware: ClientMiddleware {
             (response, responseBody) = try await next(conditional, nil, baseURL)
         } catch {
             if !(error is CancellationError), !Task.isCancelled,
-               mayServeStaleOnError(stored, freshness: freshness, request: requestControl) {
+               mayServeStaleOnError(stored, freshness: freshness, request: requestControl, overridden: overrides(url)) {
                 let reason = APIError.wrapping(error, url: url).description
                 return await serve(stored, freshness: freshness, outcome: .stale, head: false, staleReason: reason)
             }
@@ -205,7 +216,8 @@ public struct CacheMiddleware: ClientMiddleware {
             try? await store.save(updated)
             return await serve(updated, freshness: self.freshness(of: updated, url: url), outcome: .revalidated, head: false)
         }
-        if response.status.code >= 500, mayServeStaleOnError(stored, freshness: freshness, request: requestControl) {
+        if response.status.code >= 500,
+           mayServeStaleOnError(stored, freshness: freshness, request: requestControl, overridden: overrides(url)) {
             await HTTPBody.discard(responseBody)
             let reason = "HTTP \(response.status.code) from \(Redaction.redact(url))"
             return await serve(stored, freshness: freshness, outcome: .stale, head: false, staleReason: reason)

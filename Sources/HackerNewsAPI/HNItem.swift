@@ -1,4 +1,5 @@
 import Foundation
+import Freshet
 
 /// A Hacker News item: a story, comment, job, poll or poll option.
 ///

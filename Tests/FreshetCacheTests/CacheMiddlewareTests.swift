@@ -427,6 +427,22 @@ struct CacheMiddlewareTests {
         }
     }
 
+    @Test("The caller's lifetime override replaces the server's no-cache (private mode, for APIs like Firebase)")
+    func lifetimeOverride() async throws {
+        try await withCache(.init(lifetimeOverride: { url in url.lastPathComponent == "a" ? 60 : nil })) { h in
+            for name in ["a", "b"] {
+                try await h.control.script(name, headers: [("Cache-Control", "no-cache"), ("ETag", #""x""#)])
+                _ = try await h.get(name)
+            }
+            #expect(try await h.get("a").cache == .hit)
+            #expect(try await h.get("b").cache == .revalidated, "no override: no-cache still revalidates")
+            try await h.advance(61)
+            #expect(try await h.get("a").cache == .revalidated)
+            #expect(try await h.get("a", headers: [.cacheControl: "no-cache"]).cache == .revalidated,
+                    "a caller's own no-cache is still honoured")
+        }
+    }
+
     @Test("The outcome counters add up")
     func stats() async throws {
         try await withCache { h in

@@ -1,6 +1,6 @@
 import Foundation
 
-/// Turns the HTML the Hacker News API sends into text for people.
+/// Turns the HTML that APIs send (Hacker News comments and titles, Kakao snippets) into text for people.
 public enum HTMLText {
     private static let named: [Substring: Character] = [
         "amp": "&", "lt": "<", "gt": ">", "quot": "\"", "apos": "'", "nbsp": "\u{00A0}",

@@ -1,0 +1,259 @@
+import Foundation
+import Freshet
+import HackerNewsAPI
+
+/// A story of a Hacker News list with its rank.
+///
+/// Encodes as the item with its upstream field names plus `rank`.
+public struct RankedStory: Sendable, Hashable, Identifiable, Encodable {
+    /// The 1-based position of the story in the list the API returned. Skipped items (null,
+    /// deleted, dead) keep their positions, so a skipped item leaves a gap in the ranks.
+    public var rank: Int
+    /// The item.
+    public var item: HNItem
+
+    /// The item ID.
+    public var id: Int { item.id }
+
+    /// Creates a ranked story.
+    public init(rank: Int, item: HNItem) {
+        self.rank = rank
+        self.item = item
+    }
+
+    private enum RankKey: String, CodingKey { case rank }
+
+    /// The item's fields, then `rank`, in one JSON object.
+    public func encode(to encoder: any Encoder) throws {
+        try item.encode(to: encoder)
+        var container = encoder.container(keyedBy: RankKey.self)
+        try container.encode(rank, forKey: .rank)
+    }
+
+    /// The host of the story's URL without a leading `www.` (`github.com`); `"self"` for a post
+    /// without a URL but with text (Ask HN, text-only Show HN and jobs); `""` otherwise.
+    public var domain: String {
+        StoryDomain.of(item)
+    }
+}
+
+/// The site a Hacker News item links to, as shown next to its title.
+public enum StoryDomain {
+    /// The host of `item.url` without `www.`; `"self"` for a text post; `""` when there is neither.
+    public static func of(_ item: HNItem) -> String {
+        if let text = item.url, !text.isEmpty {
+            guard let host = URLComponents(string: text)?.host?.lowercased(), !host.isEmpty else { return "" }
+            return host.hasPrefix("www.") ? String(host.dropFirst(4)) : host
+        }
+        if let text = item.text, !text.isEmpty { return "self" }
+        return ""
+    }
+}
+
+/// One item that could not be loaded (after the client's retries).
+public struct ItemFailure: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The item ID.
+    public var id: Int
+    /// Its rank in the list, when it was loaded as part of a list.
+    public var rank: Int?
+    /// What went wrong.
+    public var error: APIError
+
+    /// Creates a failure.
+    public init(id: Int, rank: Int? = nil, error: APIError) {
+        self.id = id
+        self.rank = rank
+        self.error = error
+    }
+
+    /// `item 123 (rank 4): HTTP 500 …`.
+    public var description: String {
+        "item \(id)\(rank.map { " (rank \($0))" } ?? ""): \(error.description)"
+    }
+}
+
+/// How far a fan-out has come, and what the last finished request brought.
+public struct LoadProgress: Sendable, Equatable {
+    /// What one finished item request brought.
+    public enum Outcome: Sendable, Equatable {
+        /// A visible item.
+        case item(HNItem)
+        /// The API answered `null`, or the item is deleted or dead.
+        case skipped(id: Int)
+        /// The request failed (after retries).
+        case failed(ItemFailure)
+    }
+
+    /// Requests finished so far.
+    public var completed: Int
+    /// Requests in all (for a comment tree: known so far, it grows level by level).
+    public var total: Int
+    /// What the request that just finished brought.
+    public var latest: Outcome
+
+    /// Creates a progress report.
+    public init(completed: Int, total: Int, latest: Outcome) {
+        self.completed = completed
+        self.total = total
+        self.latest = latest
+    }
+}
+
+/// One loaded page of a story list.
+public struct StoryPage: Sendable {
+    /// The list.
+    public var list: HackerNews.StoryList
+    /// The IDs requested: the first `limit` of the list, in rank order.
+    public var ids: [Int]
+    /// The visible stories, in the requested order.
+    public var stories: [RankedStory]
+    /// IDs that were skipped: the API answered `null`, or the item is deleted or dead.
+    public var skipped: [Int]
+    /// Items that could not be loaded, in rank order. They do not fail the page.
+    public var failures: [ItemFailure]
+    /// How the HTTP cache answered the list request (`hit`: no request was made).
+    public var listCache: CacheOutcome?
+    /// Why stored responses were served although they were stale (the refresh failed), if any were.
+    public var staleReasons: [String]
+    /// How many of the requests (list and items) were answered from the cache without the network.
+    public var cacheHits: Int
+    /// How many requests were sent in all (list and items), cache hits included.
+    public var requests: Int
+}
+
+/// Loads a Hacker News story list the way good HN clients do: the list request, then one
+/// request per story with bounded concurrency (``concurrency`` in flight at most), taken in
+/// completion order, with null, deleted and dead items skipped and counted, and a failing item
+/// (after the client's retries) collected instead of failing the page.
+///
+/// Every request goes through the client's HTTP cache: with ``AppContext/hackerNews()`` the
+/// list stays fresh for 60 s and items for 5 min, so a repeat within that window makes no
+/// request at all.
+///
+/// ```swift
+/// let loader = StoryLoader(context: context)
+/// let page = try await loader.load(.top, limit: 30, sort: .score) { progress in
+///     print("\(progress.completed)/\(progress.total) stories")
+/// }
+/// ```
+public struct StoryLoader: Sendable {
+    /// The default number of item requests in flight (mature clients use about 50).
+    public static let defaultConcurrency = 32
+    /// The accepted concurrency bounds.
+    public static let concurrencyRange = 1...100
+
+    /// The Hacker News client.
+    public let client: APIClient
+    /// The most item requests in flight at once.
+    public var concurrency: Int
+
+    /// The order of a loaded page.
+    public enum Sort: String, CaseIterable, Sendable {
+        /// The list's own order.
+        case rank
+        /// Highest score first (ties in rank order).
+        case score
+        /// Newest first (ties in rank order).
+        case time
+
+        /// `stories` in this order. The sort is stable: ties keep rank order.
+        public func apply(_ stories: [RankedStory]) -> [RankedStory] {
+            let byRank = stories.sorted { $0.rank < $1.rank }
+            switch self {
+            case .rank:
+                return byRank
+            case .score:
+                return byRank.enumerated().sorted { a, b in
+                    let (sa, sb) = (a.element.item.score ?? 0, b.element.item.score ?? 0)
+                    return sa != sb ? sa > sb : a.offset < b.offset
+                }.map(\.element)
+            case .time:
+                return byRank.enumerated().sorted { a, b in
+                    let (ta, tb) = (a.element.item.time ?? 0, b.element.item.time ?? 0)
+                    return ta != tb ? ta > tb : a.offset < b.offset
+                }.map(\.element)
+            }
+        }
+    }
+
+    /// A loader over `client` with at most `concurrency` item requests in flight (clamped to
+    /// ``concurrencyRange``).
+    public init(client: APIClient, concurrency: Int = StoryLoader.defaultConcurrency) {
+        self.client = client
+        self.concurrency = min(max(concurrency, Self.concurrencyRange.lowerBound), Self.concurrencyRange.upperBound)
+    }
+
+    /// A loader over the context's Hacker News client (HTTP cache with the app's freshness policy).
+    public init(context: AppContext, concurrency: Int = StoryLoader.defaultConcurrency) {
+        self.init(client: context.hackerNews(), concurrency: concurrency)
+    }
+
+    /// Loads the first `limit` stories of `list`.
+    ///
+    /// - Parameters:
+    ///   - limit: how many IDs of the list to load (at most the list's size).
+    ///   - sort: the order of ``StoryPage/stories``.
+    ///   - force: revalidate with the server even what is fresh in the cache (`Cache-Control: max-age=0`).
+    ///   - progress: called after each item request finishes, in completion order, on the
+    ///     caller's task (never concurrently).
+    /// - Throws: the list request's error. Item failures do not throw: they are in
+    ///   ``StoryPage/failures``.
+    public func load(
+        _ list: HackerNews.StoryList, limit: Int, sort: Sort = .rank, force: Bool = false,
+        progress: (LoadProgress) -> Void = { _ in }
+    ) async throws(APIError) -> StoryPage {
+        let listResponse = try await client.send(Self.forced(HackerNews.stories(list), force))
+        var seen = Set<Int>()
+        let ids = Array(listResponse.value.filter { seen.insert($0).inserted }.prefix(max(0, limit)))
+        var staleReasons: [String] = []
+        if let reason = listResponse.staleReason { staleReasons.append(reason) }
+        var cacheHits = listResponse.cache == .hit ? 1 : 0
+
+        var slots = [LoadProgress.Outcome?](repeating: nil, count: ids.count)
+        var completed = 0
+        let endpoints = ids.map { Self.forced(HackerNews.item(id: $0), force) }
+        for await done in client.fanOut(endpoints, maxConcurrent: concurrency) {
+            let id = ids[done.offset]
+            let outcome: LoadProgress.Outcome
+            switch done.result {
+            case .success(let response):
+                if response.cache == .hit { cacheHits += 1 }
+                if let reason = response.staleReason, !staleReasons.contains(reason) { staleReasons.append(reason) }
+                if let item = response.value, item.isVisible {
+                    outcome = .item(item)
+                } else {
+                    outcome = .skipped(id: id)
+                }
+            case .failure(let error):
+                outcome = .failed(ItemFailure(id: id, rank: done.offset + 1, error: error))
+            }
+            slots[done.offset] = outcome
+            completed += 1
+            progress(LoadProgress(completed: completed, total: ids.count, latest: outcome))
+        }
+        if Task.isCancelled { throw .cancelled }
+
+        var stories: [RankedStory] = []
+        var skipped: [Int] = []
+        var failures: [ItemFailure] = []
+        for (offset, slot) in slots.enumerated() {
+            switch slot {
+            case .item(let item)?: stories.append(RankedStory(rank: offset + 1, item: item))
+            case .skipped(let id)?: skipped.append(id)
+            case .failed(let failure)?: failures.append(failure)
+            case nil: failures.append(ItemFailure(id: ids[offset], rank: offset + 1, error: .cancelled))
+            }
+        }
+        return StoryPage(
+            list: list, ids: ids, stories: sort.apply(stories), skipped: skipped, failures: failures,
+            listCache: listResponse.cache, staleReasons: staleReasons, cacheHits: cacheHits,
+            requests: ids.count + 1)
+    }
+
+    /// `endpoint` with `Cache-Control: max-age=0` when `force` is set (revalidate what is fresh).
+    static func forced<T>(_ endpoint: Endpoint<T>, _ force: Bool) -> Endpoint<T> {
+        var endpoint = endpoint
+        if force { endpoint.headers[.cacheControl] = "max-age=0" }
+        return endpoint
+    }
+}
