@@ -34,44 +34,42 @@ public struct CacheControl: Sendable, Equatable {
     }
 
     private mutating func parse(_ value: String) {
-        let characters = Array(value.unicodeScalars)
-        var index = 0
-        func skipSpace() {
-            while index < characters.count, characters[index] == " " || characters[index] == "\t" { index += 1 }
-        }
-        while index < characters.count {
-            skipSpace()
-            var name = ""
-            while index < characters.count, characters[index] != "=", characters[index] != "," {
-                name.unicodeScalars.append(characters[index])
-                index += 1
-            }
-            name = name.trimmingCharacters(in: .whitespaces).lowercased()
+        // Works on UTF-8 bytes: every delimiter is ASCII, so slicing between them is safe.
+        var bytes = value.utf8[...]
+        func isSpace(_ byte: UInt8) -> Bool { byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+        func text(_ slice: Substring.UTF8View.SubSequence) -> String { String(Substring(slice)) }
+        while !bytes.isEmpty {
+            while let first = bytes.first, isSpace(first) || first == UInt8(ascii: ",") { bytes = bytes.dropFirst() }
+            guard !bytes.isEmpty else { break }
+            let nameEnd = bytes.firstIndex { $0 == UInt8(ascii: "=") || $0 == UInt8(ascii: ",") } ?? bytes.endIndex
+            let name = text(bytes[..<nameEnd]).trimmingCharacters(in: .whitespaces).lowercased()
+            bytes = bytes[nameEnd...]
             var directiveValue: String?
-            if index < characters.count, characters[index] == "=" {
-                index += 1
-                skipSpace()
-                var text = ""
-                if index < characters.count, characters[index] == "\"" {
-                    index += 1
-                    while index < characters.count, characters[index] != "\"" {
-                        if characters[index] == "\\", index + 1 < characters.count { index += 1 }
-                        text.unicodeScalars.append(characters[index])
-                        index += 1
+            if bytes.first == UInt8(ascii: "=") {
+                bytes = bytes.dropFirst()
+                while let first = bytes.first, isSpace(first) { bytes = bytes.dropFirst() }
+                if bytes.first == UInt8(ascii: "\"") {
+                    bytes = bytes.dropFirst()
+                    var unquoted: [UInt8] = []
+                    while let byte = bytes.first, byte != UInt8(ascii: "\"") {
+                        bytes = bytes.dropFirst()
+                        if byte == UInt8(ascii: "\\"), let escaped = bytes.first {
+                            unquoted.append(escaped)
+                            bytes = bytes.dropFirst()
+                        } else {
+                            unquoted.append(byte)
+                        }
                     }
-                    index += 1  // closing quote (or past the end)
+                    bytes = bytes.dropFirst()  // the closing quote (if any)
                     // Anything after the closing quote up to the comma is junk; skip it.
-                    while index < characters.count, characters[index] != "," { index += 1 }
+                    bytes = bytes[(bytes.firstIndex(of: UInt8(ascii: ",")) ?? bytes.endIndex)...]
+                    directiveValue = String(decoding: unquoted, as: UTF8.self)
                 } else {
-                    while index < characters.count, characters[index] != "," {
-                        text.unicodeScalars.append(characters[index])
-                        index += 1
-                    }
-                    text = text.trimmingCharacters(in: .whitespaces)
+                    let end = bytes.firstIndex(of: UInt8(ascii: ",")) ?? bytes.endIndex
+                    directiveValue = text(bytes[..<end]).trimmingCharacters(in: .whitespaces)
+                    bytes = bytes[end...]
                 }
-                directiveValue = text
             }
-            if index < characters.count, characters[index] == "," { index += 1 }
             if !name.isEmpty, !name.contains(" "), directives[name] == nil {
                 directives[name] = .some(directiveValue)
             }
