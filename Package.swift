@@ -101,6 +101,7 @@ let package = Package(
                 "DaumSearchAPI",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Rainbow", package: "Rainbow"),
+                .product(name: "Hummingbird", package: "hummingbird"),
             ]
         ),
         .executableTarget(
@@ -118,7 +119,12 @@ let package = Package(
             ],
             path: "Tests/FreshetTestSupport"
         ),
-        .testTarget(name: "FreshetTests", dependencies: ["Freshet", "FreshetTransports", "FreshetSimulator", "FreshetTestSupport"]),
+        .testTarget(
+            name: "FreshetTests",
+            dependencies: [
+                "Freshet", "FreshetTransports", "FreshetSimulator", "FreshetTestSupport",
+                "GitHubAPI", "HackerNewsAPI", "DaumSearchAPI", "FreshetCache",
+            ]),
         .testTarget(
             name: "FreshetCacheTests",
             dependencies: [
@@ -131,7 +137,7 @@ let package = Package(
         .testTarget(name: "HackerNewsAPITests", dependencies: ["HackerNewsAPI", "FreshetTestSupport"]),
         .testTarget(name: "DaumSearchAPITests", dependencies: ["DaumSearchAPI", "FreshetTestSupport"]),
         .testTarget(name: "FreshetSimulatorTests", dependencies: ["FreshetSimulator", "FreshetTestSupport"]),
-        .testTarget(name: "FreshetCLITests", dependencies: ["freshet", "FreshetSimulator", "FreshetTestSupport"]),
+        .testTarget(name: "FreshetCLITests", dependencies: ["freshet", "FreshetSimulator", "FreshetTestSupport", "FreshetCache"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -122,8 +122,11 @@ public struct APIClient: Sendable {
         return (request, requestBase, url)
     }
 
-    /// The middleware chain folded around the transport, outermost first.
-    static func chain(
+    /// The middleware chain folded around the transport: `middlewares` outermost first, the
+    /// transport innermost. Calling the result sends a raw request through every middleware, with
+    /// nothing decoded — for callers that forward requests and responses as they are (a proxy).
+    /// - Parameter operationID: passed to every middleware and to the transport.
+    public static func chain(
         middlewares: [any ClientMiddleware], transport: any ClientTransport, operationID: String
     ) -> @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?) {
         var next: @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?) = {

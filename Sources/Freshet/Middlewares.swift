@@ -5,10 +5,13 @@ import OpenAPIRuntime
 /// The recommended middleware chain.
 public enum Middlewares {
     /// Freshet's standard chain, outermost first:
-    /// logging → redirect policy → retry → rate limit → coalescing → (`extra`, e.g. the cache).
+    /// logging → redirect policy → retry → coalescing → `innermost` (the cache) → rate limit → transport.
     ///
-    /// The cache belongs innermost (pass it in `innermost`) so a retried or coalesced request still
-    /// hits it, and retry sits outside it so a failed revalidation can be retried.
+    /// Pass the cache in `innermost`. It sits inside retry and coalescing, so a retried or
+    /// coalesced request still hits it, and a failed revalidation can be retried. The rate-limit
+    /// middleware sits inside the cache (a change from the first design, which had it outside):
+    /// a spent budget must never block an answer the cache can give without a request, and a
+    /// refused revalidation lets the cache serve its stored response when it is allowed to.
     public static func standard(
         logger: Logger? = nil,
         retry: RetryMiddleware = RetryMiddleware(),
@@ -20,8 +23,9 @@ public enum Middlewares {
         if let logger { chain.append(LoggingMiddleware(logger: logger)) }
         chain.append(RedirectMiddleware())
         chain.append(retry)
-        chain.append(rateLimit)
         if let coalescing { chain.append(coalescing) }
-        return chain + innermost
+        chain.append(contentsOf: innermost)
+        chain.append(rateLimit)
+        return chain
     }
 }

@@ -443,6 +443,26 @@ struct CacheMiddlewareTests {
         }
     }
 
+    @Test("In the standard chain a spent rate-limit budget never blocks a fresh cache hit")
+    func spentBudgetStillServesHits() async throws {
+        let tracker = RateLimitTracker()
+        let cache = CacheMiddleware(store: MemoryCacheStore())
+        try await withSimulator(.init()) { sim async throws in
+            let client = APIClient(
+                baseURL: sim.baseURL, transport: liveTransport,
+                middlewares: Middlewares.standard(rateLimit: RateLimitMiddleware(tracker: tracker), innermost: [cache]))
+            #expect(try await client.send(Endpoint<Data>.raw("users", "octocat")).cache == .miss)
+            tracker.record(RateLimitBudget(resource: "core", limit: 60, remaining: 0, resetAt: Date() + 600))
+            #expect(try await client.send(Endpoint<Data>.raw("users", "octocat")).cache == .hit)
+            let other = await Result { () async throws(APIError) in try await client.send(Endpoint<Data>.raw("users", "kzaher")) }
+            guard case .failure(.rateLimited) = other else {
+                Issue.record("expected rateLimited for an uncached URL, got \(other)")
+                return
+            }
+            #expect(try await SimControl(sim).log().count == 1)
+        }
+    }
+
     @Test("The outcome counters add up")
     func stats() async throws {
         try await withCache { h in
@@ -456,5 +476,12 @@ struct CacheMiddlewareTests {
             #expect(stats.outcomes["hit"] == 1)
             #expect(stats.outcomes["revalidated"] == 1)
         }
+    }
+}
+
+extension Result where Failure == APIError {
+    /// Captures the outcome of a typed-throwing async call.
+    init(catching body: () async throws(APIError) -> Success) async {
+        do { self = .success(try await body()) } catch { self = .failure(error) }
     }
 }

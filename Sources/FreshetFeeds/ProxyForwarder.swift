@@ -1,0 +1,413 @@
+import AsyncAlgorithms
+import Foundation
+import Freshet
+import FreshetCache
+import HTTPTypes
+import OpenAPIRuntime
+import Synchronization
+
+/// The UI-free heart of `freshet proxy`: forwards one raw request to the origin through
+/// Freshet's middleware stack — with the RFC 9111 cache in it — and shapes the answer for the
+/// client. It knows nothing of the HTTP server in front of it.
+///
+/// The outbound chain, outermost first: retry → cache → rate-limit gate → transport. It differs
+/// from the apps' chain (shared/DESIGN.md §3) on purpose:
+/// - no redirect middleware: a reverse proxy passes `3xx` through to the client;
+/// - retry only after connection failures and timeouts, never on a status: the origin's `5xx`
+///   reaches the client as the origin sent it, and the origin sees each request once;
+/// - no coalescing middleware: it buffers whole bodies, which a proxy streams; the cache answers
+///   repeated requests instead;
+/// - the rate-limit gate sits inside the cache, so a fresh hit is served even when the budget
+///   is spent, and it never rewrites the origin's own `403`/`429`.
+///
+/// What the client gets: the origin's status, end-to-end header fields and body, without
+/// hop-by-hop fields (``ProxyHeaders``), with `Via: 1.1 freshet`, the `Age` of cache hits, an
+/// `X-Cache: HIT|MISS|REVALIDATED|STALE` field saying how the cache answered (it replaces an
+/// origin's own `X-Cache`; anything the cache did not answer from its store is `MISS`), and the
+/// origin's `Date` (one is added when the origin sent none). A client's `If-None-Match` or
+/// `If-Modified-Since` is answered from a fresh stored response (`304` when it matches). Freshet's internal fields (`Freshet-Cache`,
+/// `Freshet-Attempt`, `Freshet-Stale-Reason`) never leave the proxy. When the origin cannot be
+/// reached the answer is `502`, when it does not answer in time `504`, with a short plain-text body.
+public struct ProxyForwarder: Sendable {
+    /// The origin every request is forwarded to (it may carry a path prefix, like `…/v0`).
+    public let origin: URL
+    /// The cache in the chain.
+    public let cache: CacheMiddleware
+    private let send: @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?)
+
+    /// The retry policy of the proxy: one more attempt after a connection failure or timeout
+    /// (idempotent methods with no body or a replayable one only), never on a status.
+    public static let retryPolicy = RetryMiddleware.Policy(
+        maxAttempts: 2, baseDelay: .milliseconds(100), maxDelay: .seconds(1), retryableStatuses: [])
+
+    /// Creates a forwarder.
+    /// - Parameters:
+    ///   - origin: an `http` or `https` URL; a path in it prefixes every request path.
+    ///   - store: where the cache keeps responses (usually the `SQLiteCacheStore` of FRESHET_HOME).
+    ///   - mode: `.shared` for a proxy several users share (the default), `.private` for one user.
+    ///   - maxEntryBytes: the largest body the cache stores; larger bodies stream through unstored.
+    ///   - transport: sends to the origin. It must keep every header line of the response.
+    ///   - retry: the retry middleware (default: ``retryPolicy``).
+    public init(origin: URL, store: any CacheStore, mode: CacheMode = .shared,
+                maxEntryBytes: Int = CacheMiddleware.Options().maxEntryBytes,
+                transport: any ClientTransport,
+                retry: RetryMiddleware = RetryMiddleware(policy: ProxyForwarder.retryPolicy)) {
+        self.origin = origin
+        let gate = ProxyRateLimitGate()
+        let gated = GatedTransport(gate: gate, transport: transport)
+        cache = CacheMiddleware(
+            store: store, options: .init(mode: mode, serveStaleOnFailure: false, maxEntryBytes: maxEntryBytes),
+            backgroundTransport: gated)
+        send = APIClient.chain(middlewares: [retry, cache, gate], transport: transport, operationID: "proxy")
+    }
+
+    /// Forwards `request` (its `path` is the client's request target) with `body`, and returns
+    /// the answer for the client. It never throws: failures become `4xx`/`5xx` answers.
+    public func forward(_ request: HTTPRequest, body: HTTPBody?) async -> ProxyResponse {
+        guard let target = Self.originForm(request.path) else {
+            return Self.generated(.badRequest, "freshet proxy: the request target must be a path like /a/b?c=d")
+        }
+        var outbound = HTTPRequest(method: request.method, scheme: nil, authority: nil, path: target,
+                                   headerFields: ProxyHeaders.forwardable(request.headerFields))
+        outbound.headerFields[.expect] = nil
+        outbound.headerFields.append(HTTPField(name: .via, value: ProxyHeaders.via))
+        guard let url = outbound.url(relativeTo: origin) else {
+            return Self.generated(.badRequest, "freshet proxy: the request target \(target.prefix(200)) is not a valid URL path")
+        }
+        if Self.isValidationRequest(outbound), let local = await answerFromStore(outbound) {
+            return local
+        }
+        do {
+            let (response, responseBody) = try await send(outbound, body, origin)
+            return Self.clientResponse(response, body: responseBody)
+        } catch {
+            return Self.failure(error, url: url)
+        }
+    }
+
+    // MARK: - Validation requests (RFC 9111 §4.3.2)
+
+    /// A `GET` or `HEAD` with `If-None-Match` or `If-Modified-Since` (and no `Range`).
+    static func isValidationRequest(_ request: HTTPRequest) -> Bool {
+        (request.method == .get || request.method == .head) && request.headerFields[.range] == nil
+            && (request.headerFields[.ifNoneMatch] != nil || request.headerFields[.ifModifiedSince] != nil)
+    }
+
+    /// Answers a client's validation request from a stored response the cache may serve without
+    /// asking the origin: `304` when the client's validators match it, the stored response
+    /// otherwise. `nil` when nothing stored may be served: then the request goes to the origin
+    /// with the client's own validators.
+    ///
+    /// The cache itself passes requests that carry validators straight to the origin (they are the
+    /// caller's own revalidation), so the proxy asks it first with the validators removed and
+    /// `only-if-cached` added.
+    private func answerFromStore(_ request: HTTPRequest) async -> ProxyResponse? {
+        var probe = request
+        probe.headerFields[.ifNoneMatch] = nil
+        probe.headerFields[.ifModifiedSince] = nil
+        probe.headerFields[.cacheControl] = (request.headerFields[values: .cacheControl] + ["only-if-cached"])
+            .joined(separator: ", ")
+        guard let (response, body) = try? await send(probe, nil, origin) else { return nil }
+        let outcome = response.headerFields[.freshetCache].flatMap(CacheOutcome.init(rawValue:))
+        guard outcome == .hit || outcome == .stale, response.status.kind == .successful else {
+            await HTTPBody.discard(body)
+            return nil
+        }
+        guard Self.validatorsMatch(request.headerFields, stored: response.headerFields) else {
+            return Self.clientResponse(response, body: body)
+        }
+        await HTTPBody.discard(body)
+        var notModified = response
+        notModified.status = .notModified
+        notModified.headerFields[.contentLength] = nil
+        return Self.clientResponse(notModified, body: nil)
+    }
+
+    /// RFC 9110 §13.2.2: `If-None-Match` (weak comparison, `*` matches) decides when present;
+    /// otherwise `If-Modified-Since` against the stored `Last-Modified`.
+    static func validatorsMatch(_ request: HTTPFields, stored: HTTPFields) -> Bool {
+        let noneMatch = request[values: .ifNoneMatch]
+        if !noneMatch.isEmpty {
+            let tags = noneMatch.flatMap { $0.split(separator: ",") }.map { $0.trimmingCharacters(in: .whitespaces) }
+            if tags.contains("*") { return true }
+            guard let etag = stored[.eTag] else { return false }
+            func opaque(_ tag: String) -> String { tag.hasPrefix("W/") ? String(tag.dropFirst(2)) : tag }
+            return tags.contains { opaque($0) == opaque(etag) }
+        }
+        guard let since = request[.ifModifiedSince].flatMap(HTTPDate.parse),
+              let lastModified = stored[.lastModified].flatMap(HTTPDate.parse) else { return false }
+        return lastModified <= since
+    }
+
+    // MARK: - Shaping answers
+
+    /// The origin's (or the cache's) answer as the client sees it.
+    static func clientResponse(_ response: HTTPResponse, body: HTTPBody?) -> ProxyResponse {
+        let outcome = response.headerFields[.freshetCache].flatMap(CacheOutcome.init(rawValue:)) ?? .miss
+        var fields = ProxyHeaders.forwardable(response.headerFields)
+        fields[.freshetCache] = nil
+        fields[.freshetAttempt] = nil
+        fields[.freshetStaleReason] = nil
+        fields[.xCache] = outcome.rawValue.uppercased()
+        fields.append(HTTPField(name: .via, value: ProxyHeaders.via))
+        if fields[.date] == nil { fields[.date] = HTTPDate.format(Date()) }
+        var head = response
+        head.headerFields = fields
+        let mayHaveBody = response.status.code >= 200 && response.status.code != 204 && response.status.code != 304
+        return ProxyResponse(head: head, body: mayHaveBody ? body : nil, outcome: outcome, discarded: mayHaveBody ? nil : body)
+    }
+
+    /// A failure as the answer the client gets: `504` for a timeout, `429` for a spent rate-limit
+    /// budget, `502` otherwise.
+    static func failure(_ error: any Error, url: URL) -> ProxyResponse {
+        if let refusal = error as? ProxyRateLimitGate.Refusal {
+            var response = generated(.tooManyRequests, "freshet proxy: \(refusal.description)")
+            response.head.headerFields.append(contentsOf: refusal.headerFields())
+            return response
+        }
+        let shown = Redaction.redact(origin(of: url))
+        switch APIError.wrapping(error, url: url) {
+        case .timedOut:
+            return generated(.gatewayTimeout, "freshet proxy: the origin \(shown) did not answer in time")
+        case .unreachable(_, let reason):
+            return generated(.badGateway, "freshet proxy: could not reach the origin \(shown) (\(reason))")
+        case .transport(_, let reason):
+            return generated(.badGateway, "freshet proxy: the exchange with the origin \(shown) failed (\(reason))")
+        case .rateLimited(let resetAt, _, _):
+            return waitAnswer(shown, until: resetAt)
+        case .retryLater(_, let retryAt, _):
+            return waitAnswer(shown, until: retryAt)
+        case .cancelled:
+            return generated(.badGateway, "freshet proxy: the request was cancelled")
+        case let other:
+            return generated(.badGateway, "freshet proxy: \(other.description)")
+        }
+    }
+
+    private static func waitAnswer(_ origin: String, until date: Date?) -> ProxyResponse {
+        var response = generated(.tooManyRequests, "freshet proxy: the origin \(origin) asks to wait")
+        if let date {
+            response.head.headerFields[.retryAfter] = String(max(0, Int(date.timeIntervalSinceNow.rounded(.up))))
+        }
+        return response
+    }
+
+    /// An answer the proxy makes itself: a short plain-text body, never cached downstream.
+    static func generated(_ status: HTTPResponse.Status, _ message: String) -> ProxyResponse {
+        let body = Data((message + "\n").utf8)
+        let fields: HTTPFields = [
+            .contentType: "text/plain; charset=utf-8", .contentLength: String(body.count),
+            .cacheControl: "no-store", .date: HTTPDate.format(Date()), .via: ProxyHeaders.via,
+        ]
+        return ProxyResponse(head: HTTPResponse(status: status, headerFields: fields), body: HTTPBody(body),
+                             outcome: nil, discarded: nil)
+    }
+
+    /// `request-target` in origin form (`/path?query`); an absolute-form target
+    /// (`http://host/path`) is reduced to its path and query. `nil` for anything else.
+    static func originForm(_ target: String?) -> String? {
+        guard let target, !target.isEmpty else { return nil }
+        if target.hasPrefix("/") { return target }
+        let lowered = target.lowercased()
+        guard lowered.hasPrefix("http://") || lowered.hasPrefix("https://"),
+              let components = URLComponents(string: target), components.host != nil else { return nil }
+        let path = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
+        return path + (components.percentEncodedQuery.map { "?\($0)" } ?? "")
+    }
+
+    private static func origin(of url: URL) -> URL {
+        var components = URLComponents()
+        components.scheme = url.scheme
+        components.host = url.host
+        components.port = url.port
+        return components.url ?? url
+    }
+}
+
+/// What the client is sent for one request.
+public struct ProxyResponse: Sendable {
+    /// Status and header fields, ready to send.
+    public var head: HTTPResponse
+    /// The body to stream to the client; `nil` when the status allows none (`1xx`, `204`, `304`)
+    /// or the method was `HEAD`.
+    public var body: HTTPBody?
+    /// How the cache answered; `nil` when the proxy answered itself (`400`, `429`, `502`, `504`).
+    /// A response the cache did not answer from its store (any unsafe method) counts as `miss`.
+    public var outcome: CacheOutcome?
+    /// A body that must not be sent (e.g. the empty body of a `304`); read and drop it.
+    public var discarded: HTTPBody?
+}
+
+/// The header rules of the proxy.
+public enum ProxyHeaders {
+    /// The `Via` entry the proxy adds to requests and responses.
+    public static let via = "1.1 freshet"
+
+    /// Hop-by-hop fields (RFC 9110 §7.6.1), which only concern one connection and are never
+    /// forwarded; every `Proxy-*` field is dropped as well, as is every field that `Connection` lists.
+    public static let hopByHop: Set<String> = [
+        "connection", "keep-alive", "proxy-connection", "te", "trailer", "transfer-encoding", "upgrade",
+    ]
+
+    /// `fields` without hop-by-hop fields, `Proxy-*` fields, the fields `Connection` lists, and `Host`
+    /// (the proxy addresses the origin itself).
+    public static func forwardable(_ fields: HTTPFields) -> HTTPFields {
+        var excluded = hopByHop
+        excluded.insert("host")
+        for value in fields[values: .connection] {
+            for name in value.split(separator: ",") {
+                let trimmed = name.trimmingCharacters(in: .whitespaces).lowercased()
+                if !trimmed.isEmpty { excluded.insert(trimmed) }
+            }
+        }
+        var kept = HTTPFields()
+        kept.reserveCapacity(fields.count)
+        for field in fields {
+            let name = field.name.canonicalName
+            if excluded.contains(name) || name.hasPrefix("proxy-") { continue }
+            kept.append(field)
+        }
+        return kept
+    }
+}
+
+extension HTTPField.Name {
+    /// `X-Cache`: how `freshet proxy`'s cache answered (`HIT`, `MISS`, `REVALIDATED`, `STALE`).
+    public static let xCache = HTTPField.Name("X-Cache")!
+}
+
+// MARK: - Request bodies
+
+/// Reads a client's request body in a task the proxy owns and hands it on, chunk by chunk, with
+/// back pressure (one chunk in flight), as an `HTTPBody` the transport streams to the origin.
+///
+/// The server's body stream then has exactly one reader, whose end the proxy controls: after the
+/// answer, ``finish()`` stops the reading (when the origin answered without reading everything)
+/// and waits for it, so the server may go on with the connection.
+public final class ProxyBodyRelay: Sendable {
+    /// The body to forward (iterable once).
+    public let body: HTTPBody
+    private let pump: Task<Void, Never>
+
+    /// Starts reading `source`.
+    /// - Parameter length: the `Content-Length` of the request, if it has one.
+    public init<Source: AsyncSequence & Sendable>(_ source: Source, length: Int?) where Source.Element == ArraySlice<UInt8> {
+        let channel = AsyncThrowingChannel<ArraySlice<UInt8>, any Error>()
+        pump = Task {
+            do {
+                for try await chunk in source {
+                    try Task.checkCancellation()
+                    await channel.send(chunk)
+                }
+                channel.finish()
+            } catch {
+                channel.fail(error)
+            }
+        }
+        body = HTTPBody(channel, length: length.map { .known(Int64($0)) } ?? .unknown, iterationBehavior: .single)
+    }
+
+    /// Stops reading the client's body if that is still going on, and waits until it has stopped.
+    public func finish() async {
+        pump.cancel()
+        await pump.value
+    }
+}
+
+// MARK: - Rate limits
+
+/// Keeps the proxy from spending a rate-limit budget the origin said is spent: it reads the
+/// `X-RateLimit-*` fields of every answer, per resource (GitHub's `core`, `search`, …) and per
+/// credential (the `Authorization` value, hashed in memory), and refuses — without a request —
+/// what would spend a budget with nothing left before its reset, with ``Refusal`` (`429` for the
+/// client, with `Retry-After`). The origin's own answers, `403` and `429` included, pass unchanged.
+final class ProxyRateLimitGate: ClientMiddleware {
+    private let budgets = Mutex<[BudgetKey: RateLimitBudget]>([:])
+    private let now: @Sendable () -> Date
+
+    init(now: @escaping @Sendable () -> Date = { Date() }) {
+        self.now = now
+    }
+
+    struct BudgetKey: Hashable {
+        var credential: Int
+        var resource: String
+    }
+
+    /// The request was not sent: the budget it would spend is spent.
+    struct Refusal: Error, CustomStringConvertible {
+        var budget: RateLimitBudget
+        var retryAfter: Int
+
+        var description: String {
+            "the origin's \(budget.resource) rate limit (\(budget.limit) requests) is spent until \(HTTPDate.format(budget.resetAt)); no request was sent"
+        }
+
+        func headerFields() -> HTTPFields {
+            [
+                .retryAfter: String(retryAfter), .xRateLimitLimit: String(budget.limit), .xRateLimitRemaining: "0",
+                .xRateLimitReset: String(Int(budget.resetAt.timeIntervalSince1970)), .xRateLimitResource: budget.resource,
+            ]
+        }
+    }
+
+    func intercept(
+        _ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String,
+        next: @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?)
+    ) async throws -> (HTTPResponse, HTTPBody?) {
+        let path = request.url(relativeTo: baseURL)?.path ?? request.path ?? "/"
+        let resource = RateLimitMiddleware.gitHubResource(path)
+        var hasher = Hasher()
+        hasher.combine(request.headerFields[values: .authorization])
+        let credential = hasher.finalize()
+        let key = BudgetKey(credential: credential, resource: resource)
+        if let budget = budgets.withLock({ $0[key] }), budget.remaining <= 0 {
+            let wait = budget.resetAt.timeIntervalSince(now())
+            if wait > 0 { throw Refusal(budget: budget, retryAfter: Int(wait.rounded(.up))) }
+        }
+        let (response, responseBody) = try await next(request, body, baseURL)
+        if let budget = RateLimitBudget(headers: response.headerFields, defaultResource: resource) {
+            budgets.withLock { $0[BudgetKey(credential: credential, resource: budget.resource)] = budget }
+        }
+        return (response, responseBody)
+    }
+}
+
+/// A transport that goes through the rate-limit gate first (for the cache's background revalidation).
+private struct GatedTransport: ClientTransport {
+    let gate: ProxyRateLimitGate
+    let transport: any ClientTransport
+
+    func send(_ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String) async throws
+        -> (HTTPResponse, HTTPBody?)
+    {
+        try await gate.intercept(request, body: body, baseURL: baseURL, operationID: operationID) { request, body, base in
+            try await transport.send(request, body: body, baseURL: base, operationID: operationID)
+        }
+    }
+}
+
+// MARK: - Logging
+
+/// The `--log` line of `freshet proxy`: one per request, on standard error.
+public enum ProxyLogLine {
+    /// `METHOD TARGET STATUS OUTCOME DURATIONms`, e.g. `GET /repos/a/b 200 hit 1.2ms`.
+    ///
+    /// `OUTCOME` is how the cache answered — `hit`, `revalidated`, `miss` (from the origin; every
+    /// unsafe method) or `stale` — or `-` for an answer the proxy made itself (`400`, `429`,
+    /// `502`, `504`). ` aborted` is appended when the response could not be sent to the end.
+    /// Token-like query values in the target are replaced by `REDACTED`.
+    public static func format(method: String, target: String, status: Int, outcome: CacheOutcome?,
+                              duration: Duration, aborted: Bool = false) -> String {
+        let milliseconds = Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15
+        let tenths = (milliseconds * 10).rounded() / 10
+        return "\(method) \(redacted(target)) \(status) \(outcome?.rawValue ?? "-") \(tenths)ms" + (aborted ? " aborted" : "")
+    }
+
+    /// `target` with secret query values replaced (see `Redaction`).
+    static func redacted(_ target: String) -> String {
+        guard target.contains("?"), let url = URL(string: "http://proxy" + target) else { return target }
+        let text = Redaction.redact(url)
+        return text.hasPrefix("http://proxy") ? String(text.dropFirst("http://proxy".count)) : target
+    }
+}

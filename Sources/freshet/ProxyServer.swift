@@ -1,0 +1,99 @@
+import Foundation
+import Freshet
+import FreshetFeeds
+import HTTPTypes
+import Hummingbird
+import HummingbirdCore
+import Logging
+import NIOCore
+import OpenAPIRuntime
+import ServiceLifecycle
+import UnixSignals
+
+/// The HTTP server in front of ``ProxyForwarder``: Hummingbird's HTTP/1.1 server, run directly
+/// (not through `Hummingbird.Application`, which replaces every response's `Date` with its own:
+/// a proxy keeps the origin's `Date`, which the `Age` of a cache hit counts from).
+///
+/// SIGINT and SIGTERM shut it down gracefully: it stops accepting connections, lets the requests
+/// in flight finish (for at most ``gracePeriod``, then they are cancelled), closes idle
+/// connections, and ``run()`` returns.
+struct ProxyServer: Sendable {
+    var forwarder: ProxyForwarder
+    var host: String
+    var port: Int
+    /// Called once, with the bound port, when the server accepts connections.
+    var onListening: @Sendable (Int) -> Void
+    /// Receives one line per request when `--log` is on.
+    var log: (@Sendable (String) -> Void)?
+    /// How long in-flight requests may take to finish after a shutdown signal.
+    var gracePeriod: Duration = .seconds(30)
+
+    /// Serves until SIGINT or SIGTERM. Throws when the address cannot be bound.
+    func run() async throws {
+        var logger = Logger(label: "freshet.proxy") { StreamLogHandler.standardError(label: $0) }
+        logger.logLevel = .error
+        let forwarder = self.forwarder
+        let log = self.log
+        let onListening = self.onListening
+        let port = self.port
+        let server = try HTTPServerBuilder.http1(configuration: .init(idleTimeout: .seconds(75))).buildServer(
+            configuration: ServerConfiguration(address: .hostname(host, port: port), serverName: nil),
+            eventLoopGroup: EventLoopGroupProvider.singleton.eventLoopGroup,
+            logger: logger,
+            responder: { request, writer, _ in
+                try await Self.respond(to: request, writer: writer, forwarder: forwarder, log: log)
+            },
+            onServerRunning: { channel in
+                onListening(channel.localAddress?.port ?? port)
+            })
+        var configuration = ServiceGroupConfiguration(
+            services: [server], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        configuration.maximumGracefulShutdownDuration = gracePeriod
+        try await ServiceGroup(configuration: configuration).run()
+    }
+
+    /// Forwards one request and writes the answer, streaming its body.
+    static func respond(to request: Request, writer: consuming ResponseWriter, forwarder: ProxyForwarder,
+                        log: (@Sendable (String) -> Void)?) async throws {
+        let start = ContinuousClock.now
+        let head = request.head
+        let relay = bodyRelay(for: request)
+        if relay != nil, request.headers[.expect]?.lowercased() == "100-continue" {
+            try await writer.writeInformationalHead(HTTPResponse(status: .continue))
+        }
+        let answer = await forwarder.forward(head, body: relay?.body)
+        func record(aborted: Bool) {
+            log?(ProxyLogLine.format(
+                method: head.method.rawValue, target: head.path ?? "", status: answer.head.status.code,
+                outcome: answer.outcome, duration: ContinuousClock.now - start, aborted: aborted))
+        }
+        do {
+            if let body = answer.body, head.method != .head {
+                var bodyWriter = try await writer.writeHead(answer.head)
+                for try await chunk in body {
+                    try await bodyWriter.write(ByteBuffer(bytes: chunk))
+                }
+                try await bodyWriter.finish(nil)
+            } else {
+                try await writer.writeResponse(answer.head)
+                await HTTPBody.discard(answer.discarded ?? answer.body)
+            }
+        } catch {
+            // The origin failed mid-body or the client left: the connection is closed, so the
+            // client sees a cut-off response rather than a complete-looking wrong one.
+            await relay?.finish()
+            record(aborted: true)
+            throw error
+        }
+        await relay?.finish()
+        record(aborted: false)
+    }
+
+    /// The request body as a relay to the origin, or `nil` when the request has none.
+    static func bodyRelay(for request: Request) -> ProxyBodyRelay? {
+        let length = request.headers[.contentLength].flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+        let chunked = request.headers[.transferEncoding] != nil
+        guard chunked || (length ?? 0) > 0 else { return nil }
+        return ProxyBodyRelay(request.body.map { ArraySlice($0.readableBytesView) }, length: chunked ? nil : length)
+    }
+}
