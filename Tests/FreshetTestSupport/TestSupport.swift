@@ -83,9 +83,11 @@ public func builtProduct(_ name: String) -> URL? {
 }
 
 /// Runs `executable` with `arguments` and `environment` (added to a minimal base environment),
-/// with standard input closed, and waits at most `timeout` seconds (then kills it and says so).
+/// with standard input closed (or reading `stdin` when given), and waits at most `timeout`
+/// seconds (then kills it and says so).
 public func runProcess(
-    _ executable: URL, _ arguments: [String], environment: [String: String] = [:], timeout: Double = 60
+    _ executable: URL, _ arguments: [String], environment: [String: String] = [:], timeout: Double = 60,
+    stdin: String? = nil
 ) async throws -> ProcessResult {
     let process = Process()
     process.executableURL = executable
@@ -98,13 +100,25 @@ public func runProcess(
     let err = Pipe()
     process.standardOutput = out
     process.standardError = err
-    process.standardInput = FileHandle(forReadingAtPath: "/dev/null")
+    let input = stdin.map { _ in Pipe() }
+    process.standardInput = input ?? FileHandle(forReadingAtPath: "/dev/null")
     let (exits, exit) = AsyncStream<Int32>.makeStream()
     process.terminationHandler = { finished in
         exit.yield(finished.terminationStatus)
         exit.finish()
     }
     try process.run()
+    if let input, let stdin {
+        // A child that exits without reading everything must not kill the tests with SIGPIPE.
+        signal(SIGPIPE, SIG_IGN)
+        // Written on a thread of its own: a full pipe blocks the writer until the child reads.
+        let handle = input.fileHandleForWriting
+        let thread = Thread {
+            try? handle.write(contentsOf: Data(stdin.utf8))
+            try? handle.close()
+        }
+        thread.start()
+    }
     let box = ProcessBox(process)
     // Blocking reads run on threads of their own: on the cooperative pool (2 threads on a
     // 2-core machine) they would starve the in-process simulator the child is talking to.

@@ -1,0 +1,84 @@
+import DaumSearchAPI
+import Foundation
+import Freshet
+import FreshetFeeds
+@preconcurrency import Rainbow
+
+/// How blog search results and failures are told in the terminal.
+enum BlogFormat {
+    /// "8,361 posts for “스위프트” · page 1 · sorted by title".
+    static func summary(_ result: BlogSearchResult, query: String, order: BlogSortOrder) -> String {
+        let total = result.meta.totalCount
+        var text = "\(GitHubFormat.number(total)) post\(total == 1 ? "" : "s") for “\(query)”"
+        if result.documents.count < total { text += " (showing \(result.documents.count))" }
+        return text + " · sorted by \(order.rawValue)"
+    }
+
+    /// One post in full: title, blog and date, URL, snippet.
+    static func details(_ post: BlogPost, color: Bool) -> [String] {
+        let date = post.date.map { BlogText.dateTime($0) } ?? post.datetime
+        var lines = [BlogText.render(post.title, bold: color)]
+        lines.append("\(post.blogname) · \(date)")
+        lines.append(post.url)
+        let snippet = BlogText.render(post.contents, bold: color)
+        if !snippet.isEmpty { lines.append(snippet) }
+        return lines
+    }
+
+    /// A person's explanation of a failed blog search: both Kakao error shapes arrive as the
+    /// API's message in ``APIError/httpStatus(code:message:url:)``.
+    static func explain(_ error: APIError) -> String {
+        switch error {
+        case .httpStatus(401, let message, _), .httpStatus(403, let message, _):
+            return "Kakao refused the API key\(message.map { ": \($0)" } ?? ""). Check KAKAO_REST_API_KEY."
+        case .httpStatus(let code, let message?, _) where (400..<500).contains(code):
+            return "the Kakao API refused the search (HTTP \(code)): \(message)."
+        default:
+            return freshet.explain(error, subject: "the blog search")
+        }
+    }
+}
+
+/// Keeps the Kakao key out of anything printed, even if an error message were to echo it.
+struct BlogSecret {
+    let key: String?
+
+    func redact(_ text: String) -> String {
+        guard let key, key.count >= 4 else { return text }
+        return text.replacingOccurrences(of: key, with: "REDACTED")
+    }
+}
+
+/// The interactive blog list: the same screen and pipeline as `repos`; Tab cycles the order
+/// over what arrived (server order, title, datetime) without a new request.
+struct BlogSearchContent: SearchScreenContent {
+    var order: BlogSortOrder
+    let fetchedWith: BlogSort
+    let secret: BlogSecret
+
+    var prompt: String { "blogs" }
+
+    var keyHelp: String { "Tab sort (\(order.rawValue))" }
+
+    func count(_ results: BlogSearchResult) -> Int { results.documents.count }
+
+    func rows(_ results: BlogSearchResult, width: Int, color: Bool) -> [String] {
+        let posts = order.apply(to: results.documents)
+        let blogWidth = BlogLayout.blogWidth(posts)
+        return posts.map { BlogLayout.row($0, blogWidth: blogWidth, width: width, bold: color) }
+    }
+
+    func summary(_ results: BlogSearchResult, query: String) -> String {
+        results.documents.isEmpty ? "no posts found for “\(query)”" : BlogFormat.summary(results, query: query, order: order)
+    }
+
+    func explain(_ error: APIError) -> String {
+        secret.redact(SearchScreenText.singleLine(BlogFormat.explain(error)))
+    }
+
+    mutating func handle(_ key: Key) -> Bool {
+        guard key == .tab else { return false }
+        order = order.next(fetchedWith: fetchedWith)
+        return true
+    }
+}
