@@ -4,6 +4,7 @@ import Foundation
 ///
 /// Accepts the three formats a recipient must: IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`),
 /// RFC 850 (`Sunday, 06-Nov-94 08:49:37 GMT`) and asctime (`Sun Nov  6 08:49:37 1994`).
+/// Years 1583 through 9999 are accepted (before 1583 Foundation's calendar is Julian, not Gregorian).
 public enum HTTPDate {
     private static let months = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
     private static let dayNames = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
@@ -59,7 +60,9 @@ public enum HTTPDate {
         let parts = time.split(separator: ":")
         guard parts.count == 3, let hour = Int(parts[0]), let minute = Int(parts[1]), let second = Int(parts[2]),
               (1...31).contains(day), (0...23).contains(hour), (0...59).contains(minute), (0...60).contains(second),
-              (1...9999).contains(year) else { return nil }
+              // Foundation's Gregorian calendar is Julian before 1582, so earlier years would not
+              // name the proleptic Gregorian day the text means (and would not format back to it).
+              (1583...9999).contains(year) else { return nil }
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = TimeZone(identifier: "GMT")!
         let components = DateComponents(year: year, month: month, day: day, hour: hour, minute: minute, second: second)

@@ -25,9 +25,11 @@ public struct CacheMiddleware: ClientMiddleware {
     public struct Options: Sendable {
         /// Private (the default, for a client) or shared (for a proxy).
         public var mode: CacheMode
-        /// Serve a stored response, flagged `stale`, when the server cannot be reached or answers
-        /// 5xx — unless the response forbids it (`must-revalidate`, `no-cache`, …). The apps use
-        /// this so a dead network still shows stored data.
+        /// Serve a stored response, flagged `stale`, when the server cannot be reached, answers
+        /// 5xx, or sends a new answer that breaks off mid-body or is declared JSON but does not
+        /// parse — unless the response forbids it (`must-revalidate`, `no-cache`, …). The apps use
+        /// this so a dead network still shows stored data. (A body that is not valid JSON is never
+        /// stored, with or without this option.)
         public var serveStaleOnFailure: Bool
         /// The largest body stored; larger responses pass through unstored.
         public var maxEntryBytes: Int
@@ -222,8 +224,19 @@ public struct CacheMiddleware: ClientMiddleware {
             let reason = "HTTP \(response.status.code) from \(Redaction.redact(url))"
             return await serve(stored, freshness: freshness, outcome: .stale, head: false, staleReason: reason)
         }
-        return try await storeIfAllowed(response, body: responseBody, request: request, requestControl: requestControl,
-                                        url: url, requestTime: requestTime, key: stored.key)
+        // A new answer that breaks off mid-body, or whose JSON is not JSON, is a failed refresh too:
+        // it must not replace the stored response, which is served instead when it may be.
+        let staleAllowed = mayServeStaleOnError(stored, freshness: freshness, request: requestControl, overridden: overrides(url))
+        let fallback: ((String) async -> (HTTPResponse, HTTPBody?))? = staleAllowed ? { (reason: String) in
+            await serve(stored, freshness: freshness, outcome: .stale, head: false, staleReason: reason)
+        } : nil
+        do {
+            return try await storeIfAllowed(response, body: responseBody, request: request, requestControl: requestControl,
+                                            url: url, requestTime: requestTime, key: stored.key, fallback: fallback)
+        } catch {
+            guard let fallback, !(error is CancellationError), !Task.isCancelled else { throw error }
+            return await fallback(APIError.wrapping(error, url: url).description)
+        }
     }
 
     /// `request` with the stored validators: `ETag` verbatim as `If-None-Match`, `Last-Modified`
@@ -303,9 +316,12 @@ public struct CacheMiddleware: ClientMiddleware {
         return kept
     }
 
+    /// Stores the response when the rules allow. A body that claims to be JSON but does not parse is
+    /// never stored; with a `fallback` (the stored response, served stale) that is answered instead.
     private func storeIfAllowed(
         _ response: HTTPResponse, body: HTTPBody?, request: HTTPRequest, requestControl: CacheControl,
-        url: URL, requestTime: Date, key: String
+        url: URL, requestTime: Date, key: String,
+        fallback: ((String) async -> (HTTPResponse, HTTPBody?))? = nil
     ) async throws -> (HTTPResponse, HTTPBody?) {
         var marked = response
         marked.headerFields[.freshetCache] = CacheOutcome.miss.rawValue
@@ -316,6 +332,10 @@ public struct CacheMiddleware: ClientMiddleware {
         let (data, rest) = try await Self.prefix(of: body, limit: options.maxEntryBytes)
         guard rest == nil else {
             return (marked, Self.concatenate(data, rest))
+        }
+        if Self.isBrokenJSON(data, fields: response.headerFields) {
+            if let fallback { return await fallback("the response from \(Redaction.redact(url)) is not valid JSON") }
+            return (marked, HTTPBody(data))
         }
         let names = CacheKey.varyNames(response.headerFields)
         let entry = CachedResponse(
@@ -346,6 +366,13 @@ public struct CacheMiddleware: ClientMiddleware {
             if data.count > limit { return (data, iterator) }
         }
         return (data, nil)
+    }
+
+    /// Whether `data` is declared JSON (`application/json`, `…+json`) but does not parse as JSON.
+    static func isBrokenJSON(_ data: Data, fields: HTTPFields) -> Bool {
+        guard let type = fields[.contentType]?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased(),
+              type == "application/json" || type.hasSuffix("+json") else { return false }
+        return (try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])) == nil
     }
 
     static func concatenate(_ head: Data, _ rest: HTTPBody.AsyncIterator?) -> HTTPBody {

@@ -43,6 +43,8 @@ extension Simulator {
         case ("faults", .delete):
             await clearFaults()
             return HTTPSupport.json(200, ok)
+        case ("fault-mode", .post), ("fault-mode", .delete):
+            return try await faultModeControl(request)
 
         case ("ratelimit", .post):
             struct Body: Decodable { var resource: String?; var remaining: Int; var reset: Int?; var authenticated: Bool? }

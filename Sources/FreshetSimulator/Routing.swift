@@ -32,7 +32,9 @@ extension Simulator {
                 try await Task.sleep(for: .milliseconds(delay))
             }
             var response: Response
-            if let fault = state.withLock({ $0.takeFault(for: path) }) {
+            if let mode = state.withLock({ $0.takeFaultMode(for: path) }) {
+                response = try await faultModeResponse(mode, request: request, path: path)
+            } else if let fault = state.withLock({ $0.takeFault(for: path) }) {
                 response = faultResponse(fault)
             } else {
                 response = try await route(request, path: path)

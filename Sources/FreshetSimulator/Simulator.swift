@@ -41,6 +41,7 @@ public final class Simulator: Sendable {
         "POST /_sim/latency {\"route\":\"/v0/item\",\"ms\":50}",
         "POST /_sim/events {\"repo\":\"owner/name\",\"count\":3}",
         "POST|DELETE /_sim/faults {\"route\":\"/x\",\"status\":503,\"times\":2,\"headers\":{},\"body\":\"…\"}",
+        "POST|DELETE /_sim/fault-mode {\"route\":\"/x\",\"mode\":\"delay|drip|reset-mid-body|short-body|chunked-cut|huge\",\"times\":1,\"bytes\":100,\"chunk\":64,\"intervalMs\":100,\"delayMs\":1000,\"size\":52428800,\"chunked\":false}",
         "POST /_sim/ratelimit {\"resource\":\"core\",\"remaining\":0,\"reset\":1700000000}",
         "POST /_sim/script {\"path\":\"/scripted/a\",\"status\":200,\"headers\":[[\"ETag\",\"\\\"v1\\\"\"]],\"body\":\"…\"}",
         "ANY /scripted/… (answers from its script, with 304 on matching validators)",
@@ -79,8 +80,8 @@ public final class Simulator: Sendable {
     ) async throws {
         guard Self.isLoopback(host) else { throw SimulatorError.nonLoopbackHost(host) }
         state.withLock { $0.shuttingDown = false }
-        let responder = CallbackResponder<BasicRequestContext> { [self] request, _ in
-            try await self.respond(to: request)
+        let responder = CallbackResponder<SimRequestContext> { [self] request, context in
+            try await context.withChannel { try await self.respond(to: request) }
         }
         let app = Application(
             responder: responder,

@@ -36,6 +36,7 @@ struct SimulatorState: Sendable {
     var maxInFlight = 0
     var latencies: [String: Int] = [:]
     var faults: [Fault] = []
+    var faultModes: [FaultMode] = []
     var feeds: [String: RepoFeed] = [:]
     var nextAddedEventID = EventGenerator.firstAddedID
     var rateLimits: [String: RateLimitBucket] = [:]

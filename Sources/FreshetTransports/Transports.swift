@@ -3,6 +3,7 @@ import Foundation
 import Freshet
 import HTTPTypes
 import NIOCore
+import NIOHTTP1
 import NIOPosix
 import OpenAPIAsyncHTTPClient
 import OpenAPIRuntime
@@ -16,6 +17,8 @@ import OpenAPIURLSession
 public enum Transports {
     /// Connect timeout of the shared client: 10 seconds.
     public static let connectTimeout: TimeAmount = .seconds(10)
+    /// HTTP/1.1 connections kept per host by the shared client: 64.
+    public static let maxConnectionsPerHost = 64
     /// Default deadline for a whole request, headers and body: 30 seconds.
     public static let requestTimeout: Duration = .seconds(30)
 
@@ -35,6 +38,9 @@ public enum Transports {
         // Fail fast on a refused connection: the retry middleware decides about retrying, with
         // backoff the caller controls, instead of the pool silently retrying until the timeout.
         configuration.connectionPool.retryConnectionEstablishment = false
+        // AsyncHTTPClient keeps 8 HTTP/1.1 connections per host by default, which silently caps a
+        // fan-out of 32 at 8. Allow 64 (GitHub asks for fewer than 100 concurrent requests).
+        configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = maxConnectionsPerHost
         return HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration)
     }()
 
@@ -45,7 +51,8 @@ public enum Transports {
         let nanoseconds = timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000
         let transport = AsyncHTTPClientTransport(configuration: .init(
             client: sharedHTTPClient, timeout: .nanoseconds(nanoseconds)))
-        return ClassifyingTransport(base: transport)
+        // AsyncHTTPClient's deadline ends when the response head arrives; the body is held to it here.
+        return ClassifyingTransport(base: transport, deadline: timeout)
     }
 
     /// URLSession as the transport (Foundation's networking; on Linux, FoundationNetworking).
@@ -66,16 +73,23 @@ public enum Transports {
 public struct ClassifyingTransport: ClientTransport {
     /// The transport doing the work.
     public var base: any ClientTransport
+    /// The longest one exchange may take, response body included: a body still arriving then
+    /// fails with a `timedOut` failure (a server dripping bytes cannot hold the caller forever;
+    /// one that goes silent is cut off by the client's read timeout). `nil`: only `base`'s own
+    /// timeouts apply.
+    public var deadline: Duration?
 
-    /// Wraps `base`.
-    public init(base: any ClientTransport) {
+    /// Wraps `base`; `deadline` bounds each whole exchange, body included.
+    public init(base: any ClientTransport, deadline: Duration? = nil) {
         self.base = base
+        self.deadline = deadline
     }
 
     /// Sends through `base`, classifying any failure.
     public func send(_ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String) async throws
         -> (HTTPResponse, HTTPBody?)
     {
+        let end = deadline.map { ContinuousClock.now + $0 }
         let response: HTTPResponse
         let responseBody: HTTPBody?
         do {
@@ -84,7 +98,7 @@ public struct ClassifyingTransport: ClientTransport {
             throw Self.classify(error)
         }
         guard let responseBody else { return (response, nil) }
-        let classified = responseBody.mapChunksClassifyingErrors()
+        let classified = responseBody.mapChunksClassifyingErrors(deadline: end)
         return (response, classified)
     }
 
@@ -108,6 +122,13 @@ public struct ClassifyingTransport: ClientTransport {
             default:
                 return TransportFailure(.connectionLost, reason: String(describing: error))
             }
+        }
+        if let error = error as? HTTPParserError {
+            // The response broke off or is not HTTP: `invalidEOFState` is a connection closed before
+            // the body announced by Content-Length or chunked framing was complete.
+            let reason = error == .invalidEOFState
+                ? "the connection closed before the response was complete" : "malformed response (\(error.debugDescription))"
+            return TransportFailure(.connectionLost, reason: reason)
         }
         if error is NIOConnectionError {
             return TransportFailure(.unreachable, reason: "connection failed")
@@ -134,20 +155,31 @@ public struct ClassifyingTransport: ClientTransport {
 }
 
 extension HTTPBody {
-    /// The same bytes, pulled on demand, with errors thrown mid-body classified.
-    fileprivate func mapChunksClassifyingErrors() -> HTTPBody {
-        HTTPBody(ClassifiedChunks(base: self), length: length, iterationBehavior: iterationBehavior)
+    /// The same bytes, pulled on demand, with errors thrown mid-body classified, and a chunk asked
+    /// for after `deadline` failing as timed out.
+    fileprivate func mapChunksClassifyingErrors(deadline: ContinuousClock.Instant?) -> HTTPBody {
+        HTTPBody(ClassifiedChunks(base: self, deadline: deadline), length: length, iterationBehavior: iterationBehavior)
     }
 }
 
 /// An async sequence of body chunks whose errors are passed through ``ClassifyingTransport/classify(_:)``.
+///
+/// The deadline is checked before each chunk: a body still arriving when it has passed fails, so a
+/// server dripping bytes cannot hold the caller for longer; a server that goes silent mid-body is
+/// cut off by the client's read timeout. (No timer per chunk: that would cost two tasks per chunk.)
 private struct ClassifiedChunks: AsyncSequence, Sendable {
     typealias Element = HTTPBody.ByteChunk
     let base: HTTPBody
+    let deadline: ContinuousClock.Instant?
 
     struct AsyncIterator: AsyncIteratorProtocol {
         var base: HTTPBody.AsyncIterator
+        let deadline: ContinuousClock.Instant?
+
         mutating func next() async throws -> HTTPBody.ByteChunk? {
+            if let deadline, ContinuousClock.now >= deadline {
+                throw TransportFailure(.timedOut, reason: "the response body did not arrive in time")
+            }
             do {
                 return try await base.next()
             } catch {
@@ -156,7 +188,7 @@ private struct ClassifiedChunks: AsyncSequence, Sendable {
         }
     }
 
-    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(base: base.makeAsyncIterator()) }
+    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(base: base.makeAsyncIterator(), deadline: deadline) }
 }
 
 extension APIClient {

@@ -1,0 +1,263 @@
+import Foundation
+import Hummingbird
+import NIOCore
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// How a faulted response breaks on the wire (`POST /_sim/fault-mode`). Unlike a ``Fault``,
+/// which answers with a canned status and body, a fault mode serves the route's real answer
+/// (with validators ignored, so it is always a full `200`-style answer with a body) and breaks
+/// the connection or the timing.
+public enum FaultModeKind: String, Sendable, Codable, CaseIterable {
+    /// Waits ``FaultMode/delayMs`` before the response head, then answers normally.
+    case delay
+    /// Sends the body ``FaultMode/chunk`` bytes every ``FaultMode/intervalMs`` ms, with
+    /// `Content-Length` (aborted on shutdown or after 120 s).
+    case drip
+    /// Sends the head (with `Content-Length`) and the first ``FaultMode/bytes`` of the body, then
+    /// resets the connection (TCP RST: `SO_LINGER` 0 and close).
+    case resetMidBody = "reset-mid-body"
+    /// Announces the whole body in `Content-Length`, sends only the first ``FaultMode/bytes``,
+    /// then closes the connection (FIN).
+    case shortBody = "short-body"
+    /// Sends the body chunked, stops after the first ``FaultMode/bytes`` and closes the
+    /// connection without the final zero-length chunk.
+    case chunkedCut = "chunked-cut"
+    /// Answers `200` with a JSON object of ``FaultMode/size`` bytes (default 50 MiB), streamed,
+    /// with `Content-Length` unless ``FaultMode/chunked``.
+    case huge
+}
+
+/// A wire-level fault for the next ``times`` requests whose path (without query) starts with
+/// ``route``. Consumed in the order added, before any ``Fault``.
+///
+/// ```json
+/// {"route": "/repos/a/b/events", "mode": "reset-mid-body", "times": 1, "bytes": 100}
+/// ```
+public struct FaultMode: Sendable, Codable, Equatable {
+    /// Path prefix; `""` matches every recorded request.
+    public var route: String
+    /// What goes wrong.
+    public var mode: FaultModeKind
+    /// How many matching requests get it (default 1).
+    public var times: Int
+    /// Body bytes sent before the cut (`reset-mid-body`, `short-body`, `chunked-cut`); default half
+    /// of the body. Always less than the whole body.
+    public var bytes: Int?
+    /// `drip`: bytes per write (default 64).
+    public var chunk: Int?
+    /// `drip`: pause between writes in ms (default 100).
+    public var intervalMs: Int?
+    /// `delay`: wait before the head in ms (default 1000, at most 120 000).
+    public var delayMs: Int?
+    /// `huge`: body size in bytes (default 50 MiB, at most 512 MiB).
+    public var size: Int?
+    /// `huge`: chunked instead of `Content-Length`.
+    public var chunked: Bool?
+
+    /// The default size of a `huge` body: 50 MiB.
+    public static let defaultHugeSize = 50 * 1024 * 1024
+
+    /// Creates a fault mode.
+    public init(
+        route: String, mode: FaultModeKind, times: Int = 1, bytes: Int? = nil, chunk: Int? = nil,
+        intervalMs: Int? = nil, delayMs: Int? = nil, size: Int? = nil, chunked: Bool? = nil
+    ) {
+        self.route = route
+        self.mode = mode
+        self.times = times
+        self.bytes = bytes
+        self.chunk = chunk
+        self.intervalMs = intervalMs
+        self.delayMs = delayMs
+        self.size = size
+        self.chunked = chunked
+    }
+
+    private enum CodingKeys: String, CodingKey { case route, mode, times, bytes, chunk, intervalMs, delayMs, size, chunked }
+
+    /// Decodes the `/_sim/fault-mode` body; `route` defaults to `""`, `times` to `1`.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        route = try c.decodeIfPresent(String.self, forKey: .route) ?? ""
+        mode = try c.decode(FaultModeKind.self, forKey: .mode)
+        times = try c.decodeIfPresent(Int.self, forKey: .times) ?? 1
+        bytes = try c.decodeIfPresent(Int.self, forKey: .bytes)
+        chunk = try c.decodeIfPresent(Int.self, forKey: .chunk)
+        intervalMs = try c.decodeIfPresent(Int.self, forKey: .intervalMs)
+        delayMs = try c.decodeIfPresent(Int.self, forKey: .delayMs)
+        size = try c.decodeIfPresent(Int.self, forKey: .size)
+        chunked = try c.decodeIfPresent(Bool.self, forKey: .chunked)
+    }
+}
+
+extension Simulator {
+    /// Queues a wire-level fault (`POST /_sim/fault-mode`).
+    public func injectFaultMode(_ mode: FaultMode) async {
+        guard mode.times > 0 else { return }
+        state.withLock { $0.faultModes.append(mode) }
+    }
+
+    /// Removes every queued fault mode (`DELETE /_sim/fault-mode`).
+    public func clearFaultModes() async {
+        state.withLock { $0.faultModes.removeAll() }
+    }
+
+    /// The route's real answer, broken as `fault` says.
+    func faultModeResponse(_ fault: FaultMode, request: Request, path: String) async throws -> Response {
+        switch fault.mode {
+        case .delay:
+            let delay = min(max(fault.delayMs ?? 1000, 0), 120_000)
+            try await pause(milliseconds: delay, deadline: ContinuousClock.now + .seconds(121))
+            return try await route(request, path: path)
+        case .huge:
+            let size = min(max(fault.size ?? FaultMode.defaultHugeSize, 0), 512 * 1024 * 1024)
+            return bytes(QueryItems("size=\(size)" + (fault.chunked == true ? "&chunked=1" : "")))
+        case .drip, .resetMidBody, .shortBody, .chunkedCut:
+            break
+        }
+
+        // The full answer, whatever validators the client sent.
+        var head = request.head
+        head.headerFields[.ifNoneMatch] = nil
+        head.headerFields[.ifModifiedSince] = nil
+        let plain = try await route(Request(head: head, body: RequestBody(buffer: ByteBuffer())), path: path)
+        let body = try await Self.collect(plain.body, limit: 16 * 1024 * 1024)
+        var headers = plain.headers
+        headers[.contentLength] = nil
+        headers[.transferEncoding] = nil
+        let total = body.readableBytes
+        let cut = min(max(fault.bytes ?? total / 2, 0), max(total - 1, 0))
+        let channel = SimRequestContext.currentChannel
+
+        switch fault.mode {
+        case .drip:
+            let chunk = min(max(fault.chunk ?? 64, 1), max(total, 1))
+            let interval = min(max(fault.intervalMs ?? 100, 0), 10_000)
+            let response = ResponseBody(contentLength: total) { [self] writer in
+                let deadline = ContinuousClock.now + .seconds(120)
+                var sent = 0
+                while sent < total {
+                    let n = min(chunk, total - sent)
+                    try await writer.write(body.getSlice(at: body.readerIndex + sent, length: n) ?? ByteBuffer())
+                    sent += n
+                    if sent < total && interval > 0 {
+                        try await pause(milliseconds: interval, deadline: deadline)
+                    }
+                }
+                try await writer.finish(nil)
+            }
+            return Response(status: plain.status, headers: headers, body: response)
+        case .resetMidBody, .shortBody:
+            let reset = fault.mode == .resetMidBody
+            let response = ResponseBody(contentLength: total) { writer in
+                if cut > 0 { try await writer.write(body.getSlice(at: body.readerIndex, length: cut) ?? ByteBuffer()) }
+                if reset, let channel { try await Self.reset(channel) }
+                // Throwing makes the server close the connection with the body incomplete.
+                throw StreamAborted()
+            }
+            return Response(status: plain.status, headers: headers, body: response)
+        case .chunkedCut:
+            let response = ResponseBody { writer in
+                if cut > 0 { try await writer.write(body.getSlice(at: body.readerIndex, length: cut) ?? ByteBuffer()) }
+                throw StreamAborted()
+            }
+            var cutResponse = Response(status: plain.status, headers: headers, body: response)
+            cutResponse.headers[.contentLength] = nil
+            return cutResponse
+        case .delay, .huge:
+            return plain
+        }
+    }
+
+    /// Resets `channel`: `SO_LINGER` with a zero timeout, then close, so the peer gets a TCP RST
+    /// instead of a FIN.
+    static func reset(_ channel: any Channel) async throws {
+        if let provider = channel as? any SocketOptionProvider {
+            try? await provider.setSoLinger(linger(l_onoff: 1, l_linger: 0)).get()
+        }
+        try? await channel.close().get()
+    }
+
+    /// Reads a whole response body (at most `limit` bytes).
+    static func collect(_ body: ResponseBody, limit: Int) async throws -> ByteBuffer {
+        let collector = BodyCollector(limit: limit)
+        try await body.write(CollectingWriter(collector: collector))
+        return collector.buffer.withLock { $0 }
+    }
+
+    /// `POST|DELETE /_sim/fault-mode`.
+    func faultModeControl(_ request: Request) async throws -> Response {
+        if request.method == .delete {
+            await clearFaultModes()
+            return HTTPSupport.json(200, obj(("ok", true)).rendered)
+        }
+        guard let mode: FaultMode = try await decode(request) else {
+            let modes = FaultModeKind.allCases.map(\.rawValue).joined(separator: "|")
+            return HTTPSupport.controlError(
+                400, "expected {\"route\":\"/path\",\"mode\":\"\(modes)\",\"times\":1,\"bytes\":100,\"chunk\":64,"
+                    + "\"intervalMs\":100,\"delayMs\":1000,\"size\":52428800,\"chunked\":false}")
+        }
+        await injectFaultMode(mode)
+        return HTTPSupport.json(200, obj(("ok", true)).rendered)
+    }
+}
+
+extension SimulatorState {
+    /// Takes the first queued fault mode matching `path`, counting it down.
+    mutating func takeFaultMode(for path: String) -> FaultMode? {
+        guard let i = faultModes.firstIndex(where: { path.hasPrefix($0.route) }) else { return nil }
+        let mode = faultModes[i]
+        faultModes[i].times -= 1
+        if faultModes[i].times <= 0 { faultModes.remove(at: i) }
+        return mode
+    }
+}
+
+/// The simulator's request context: Hummingbird's basic one plus the connection, which a
+/// `reset-mid-body` fault needs to send a TCP RST.
+struct SimRequestContext: RequestContext {
+    var coreContext: CoreRequestContextStorage
+    let channel: any Channel
+
+    init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+        channel = source.channel
+    }
+
+    /// The connection of the request being answered.
+    @TaskLocal static var currentChannel: (any Channel)?
+
+    /// Runs `body` with ``currentChannel`` set to this request's connection.
+    func withChannel<T>(_ body: () async throws -> T) async rethrows -> T {
+        try await Self.$currentChannel.withValue(channel) { try await body() }
+    }
+}
+
+/// Collects what a `ResponseBody` writes.
+private final class BodyCollector: Sendable {
+    let buffer = Mutex(ByteBuffer())
+    let limit: Int
+    init(limit: Int) { self.limit = limit }
+}
+
+private struct CollectingWriter: ResponseBodyWriter {
+    let collector: BodyCollector
+
+    mutating func write(_ buffer: ByteBuffer) async throws {
+        try collector.buffer.withLock { collected in
+            guard collected.readableBytes + buffer.readableBytes <= collector.limit else { throw StreamAborted() }
+            var buffer = buffer
+            collected.writeBuffer(&buffer)
+        }
+    }
+
+    consuming func finish(_ trailingHeaders: HTTPFields?) async throws {}
+}

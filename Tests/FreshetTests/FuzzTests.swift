@@ -1,0 +1,428 @@
+import DaumSearchAPI
+import Foundation
+import Freshet
+import FreshetCache
+import FreshetSimulator
+import FreshetTestSupport
+import GitHubAPI
+import HackerNewsAPI
+import HTTPTypes
+import Testing
+
+/// SplitMix64: tiny, fast and seeded, so every run mutates the same way and a failure replays.
+struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    mutating func below(_ n: Int) -> Int { n <= 0 ? 0 : Int(next() % UInt64(n)) }
+    mutating func pick<T>(_ values: [T]) -> T { values[below(values.count)] }
+}
+
+/// Byte-level mutations of a seed input: what a broken proxy, a buggy server or an attacker sends.
+enum Mutator {
+    /// Fragments that tend to break parsers: separators, quotes, escapes, signs, huge numbers,
+    /// control characters, invalid UTF-8 and non-ASCII text.
+    static let dictionary: [[UInt8]] = [
+        ",", ";", "=", "\"", "\\", "<", ">", " ", "\t", "\r\n", "\0", "-", "+", "0", "-1", "1.5", "99999999999999999999999",
+        "9223372036854775808", "1e400", "-0", "null", "true", "[", "]", "{", "}", ":", "rel=", "max-age=", "GMT", "Sun,",
+        "Nov", "%", "%00", "\u{FEFF}", "\u{0301}", "🦉", "스위프트", "&#x110000;", "&#xD800;", "&amp", "W/\"", "*",
+    ].map { Array($0.utf8) } + [[0xFF], [0xC3, 0x28], [0xE2, 0x82], [0xF0, 0x9F, 0x98]]
+
+    static func mutate(_ input: [UInt8], corpus: [[UInt8]], random: inout SplitMix64) -> [UInt8] {
+        var bytes = input
+        for _ in 0..<(1 + random.below(4)) {
+            let at = random.below(bytes.count + 1)
+            switch random.below(9) {
+            case 0:  // flip a byte
+                if !bytes.isEmpty { bytes[random.below(bytes.count)] ^= UInt8(truncatingIfNeeded: 1 << random.below(8)) }
+            case 1:  // random byte
+                bytes.insert(UInt8(truncatingIfNeeded: random.next()), at: at)
+            case 2:  // delete a span
+                if !bytes.isEmpty {
+                    let start = random.below(bytes.count)
+                    bytes.removeSubrange(start..<min(bytes.count, start + 1 + random.below(16)))
+                }
+            case 3:  // duplicate a span
+                if !bytes.isEmpty {
+                    let start = random.below(bytes.count)
+                    let span = bytes[start..<min(bytes.count, start + 1 + random.below(32))]
+                    bytes.insert(contentsOf: span, at: min(at, bytes.count))
+                }
+            case 4:  // a dictionary fragment
+                bytes.insert(contentsOf: random.pick(dictionary), at: at)
+            case 5:  // splice another corpus entry
+                let other = random.pick(corpus)
+                if !other.isEmpty {
+                    let start = random.below(other.count)
+                    bytes.insert(contentsOf: other[start..<min(other.count, start + 1 + random.below(64))], at: at)
+                }
+            case 6:  // truncate
+                bytes = Array(bytes.prefix(at))
+            case 7:  // a long run of one fragment
+                let fragment = random.pick(dictionary)
+                bytes.insert(contentsOf: Array(repeating: fragment, count: 50 + random.below(2000)).flatMap { $0 }, at: at)
+            default:  // swap two bytes
+                if bytes.count > 1 { bytes.swapAt(random.below(bytes.count), random.below(bytes.count)) }
+            }
+        }
+        return bytes
+    }
+
+    /// The bytes as a header value would arrive as a Swift string (invalid UTF-8 repaired).
+    static func string(_ bytes: [UInt8]) -> String { String(decoding: bytes, as: UTF8.self) }
+}
+
+/// Problems found on a worker thread, reported by the test afterwards (issues are attributed to a
+/// test from its task, not from a plain thread). Used by one thread at a time.
+final class Findings: @unchecked Sendable {
+    private(set) var list: [String] = []
+
+    func check(_ condition: Bool, _ message: @autoclosure () -> String = "", sourceLine: Int = #line) {
+        if !condition { list.append("line \(sourceLine): \(message())") }
+    }
+}
+
+/// Runs CPU-bound work on a thread of its own: on the cooperative pool (2 threads on a 2-core
+/// machine) it would starve the in-process simulators of the tests running alongside.
+func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        let thread = Thread { continuation.resume(with: Result { try work() }) }
+        thread.stackSize = 64 << 20
+        thread.start()
+    }
+}
+
+/// Runs `body` on `iterations` mutations of the corpus, seeded.
+private func fuzz(_ corpus: [String], seed: UInt64, iterations: Int, _ body: (String) throws -> Void) rethrows {
+    let seeds = corpus.map { Array($0.utf8) }
+    var random = SplitMix64(seed: seed)
+    for seedValue in corpus { try body(seedValue) }
+    for _ in 0..<iterations {
+        try body(Mutator.string(Mutator.mutate(random.pick(seeds), corpus: seeds, random: &random)))
+    }
+}
+
+@Suite("Fuzzing: header parsers, JSON models and hostile names", .serialized, .timeLimit(.minutes(3)))
+struct FuzzTests {
+    static let iterations = 3000
+
+    @Test("Cache-Control: any input parses; numbers are nil or 0…2³¹; names are lowercased tokens")
+    func cacheControl() async throws {
+        let found = Findings()
+        try await offPool {
+            let corpus = [
+                "public, max-age=60, s-maxage=60", "private, max-age=60, s-maxage=60", "no-cache", "no-store",
+                "max-age=0, must-revalidate", #"no-cache="Set-Cookie, X-Foo", max-age=10"#, #"ext="max-age=0, no-store""#,
+                "stale-while-revalidate=30, stale-if-error=86400", "max-stale", "max-stale=5, min-fresh=2, only-if-cached",
+                "immutable, max-age=31536000", "max-age=99999999999999999999", "MAX-AGE=5", #"max-age="5""#,
+            ]
+            fuzz(corpus, seed: 1, iterations: Self.iterations) { value in
+                let control = CacheControl(parsing: value)
+                for name in ["max-age", "s-maxage", "stale-while-revalidate", "stale-if-error", "min-fresh", "max-stale"] {
+                    if let seconds = control.seconds(name) {
+                        found.check((0...CacheControl.deltaSecondsCap).contains(seconds), "\(value.debugDescription)")
+                    }
+                }
+                for name in control.directives.keys {
+                    found.check(!name.isEmpty && name == name.lowercased() && !name.contains(" ") && !name.contains(","))
+                }
+                _ = control.fieldNames("no-cache")
+                _ = control.maxStale
+                // Through HTTPFields too, as a response would bring it (several lines).
+                if let field = HTTPField.Name("Cache-Control") {
+                    var fields = HTTPFields()
+                    fields.append(HTTPField(name: field, value: value))
+                    fields.append(HTTPField(name: field, value: String(value.reversed())))
+                    _ = CacheControl(fields).noStore
+                }
+            }
+        }
+        #expect(found.list.isEmpty, "\(found.list.prefix(20))")
+    }
+
+    @Test("Link: any input parses; relations are lowercased; targets never contain '>'")
+    func linkHeader() async throws {
+        let found = Findings()
+        try await offPool {
+            let corpus = [
+                #"<https://api.github.com/repositories/1296269/events?page=2>; rel="next", <https://api.github.com/repositories/1296269/events?page=10>; rel="last""#,
+                "<a>;rel=next", "  < a >  ;  rel = \"next\"  ", #"<b>; rel="prev", <a,with,commas>; rel="next""#,
+                #"<a>; title="x; rel=prev, y"; rel="last next""#, "<a>; REL=NEXT", #"<x>; rel="next\"quoted""#, "<unterminated; rel=next",
+            ]
+            fuzz(corpus, seed: 2, iterations: Self.iterations) { value in
+                for link in LinkHeader.parse(value) {
+                    found.check(!link.target.contains(">"))
+                    found.check(link.relations.allSatisfy { $0 == $0.lowercased() && !$0.isEmpty })
+                }
+                var fields = HTTPFields()
+                fields.append(HTTPField(name: .link, value: value))
+                if let next = LinkHeader.url("next", in: fields, relativeTo: URL(string: "https://api.github.com/x")) {
+                    found.check(next.scheme != nil)
+                }
+            }
+        }
+        #expect(found.list.isEmpty, "\(found.list.prefix(20))")
+    }
+
+    @Test("Retry-After and HTTP-date: any input is nil or a sane value; parsed dates round-trip")
+    func retryAfterAndHTTPDate() async throws {
+        let found = Findings()
+        try await offPool {
+            let corpus = [
+                "120", "0", "Sun, 06 Nov 1994 08:49:37 GMT", "Sunday, 06-Nov-94 08:49:37 GMT", "Sun Nov  6 08:49:37 1994",
+                "Mon, 29 Feb 2016 23:59:60 GMT", "Fri, 31 Dec 9999 23:59:59 GMT", "Thu, 01 Jan 0001 00:00:00 GMT", "-5",
+                "99999999999999999999", "Sun, 06 Nov 1994 08:49:37 PST",
+            ]
+            let now = Date(timeIntervalSince1970: 1_700_000_000)
+            fuzz(corpus, seed: 3, iterations: Self.iterations) { value in
+                if let delay = RetryAfter.delay(value, now: now) {
+                    found.check(delay >= .zero, "\(value.debugDescription)")
+                }
+                if let date = HTTPDate.parse(value) {
+                    found.check(HTTPDate.parse(HTTPDate.format(date)) == date, "\(value.debugDescription)")
+                }
+            }
+        }
+        #expect(found.list.isEmpty, "\(found.list.prefix(20))")
+    }
+
+    @Test("HTML text: any input decodes to text without crashing; plain text never keeps a tag it closed")
+    func htmlText() async throws {
+        let found = Findings()
+        try await offPool {
+            let corpus = [
+                "Q&amp;A &lt;b&gt; &#39;x&#39; &#x27;y&#x27; &nbsp;", "<p>One<p>Two<br>three <a href=\"x\">link</a>",
+                "&#1114112; &#xD800; &#x; &#; &unknown; &amp", "<b>스위프트</b> &quot;RxSwift&quot;",
+            ]
+            fuzz(corpus, seed: 4, iterations: Self.iterations) { value in
+                _ = HTMLText.decodeEntities(value)
+                _ = HTMLText.plainText(value)
+            }
+        }
+        #expect(found.list.isEmpty, "\(found.list.prefix(20))")
+    }
+
+    @Test("Huge header values are handled in bounded time")
+    func hugeValues() async throws {
+        let found = Findings()
+        try await offPool {
+            let huge = String(repeating: "max-age=1, ", count: 50_000)
+            found.check(CacheControl(parsing: huge).maxAge == 1)
+            let quotes = "ext=\"" + String(repeating: "\\\"", count: 100_000)
+            _ = CacheControl(parsing: quotes)
+            let links = String(repeating: "<https://x/1>; rel=\"next\", ", count: 20_000)
+            found.check(LinkHeader.parse(links).count == 20_000)
+            found.check(RetryAfter.delay(String(repeating: "9", count: 100_000)) == .seconds(Int64(Int32.max)))
+            found.check(HTTPDate.parse(String(repeating: "Sun, ", count: 100_000)) == nil)
+            _ = HTMLText.plainText(String(repeating: "<", count: 100_000) + String(repeating: "&amp;", count: 100_000))
+        }
+        #expect(found.list.isEmpty, "\(found.list.prefix(20))")
+    }
+
+    // MARK: - JSON models
+
+    /// Bodies exactly as the simulator serves them (real field sets), fetched once.
+    static func fixtures() async throws -> [String: Data] {
+        try await withSimClient { sim, client in
+            var fixtures: [String: Data] = [:]
+            fixtures["events"] = try await client.value(Endpoint<Data>.raw("repos", "ReactiveX", "RxSwift", "events",
+                                                                           query: [QueryItem("per_page", "8")]))
+            fixtures["search"] = try await client.value(Endpoint<Data>.raw("search", "repositories",
+                                                                           query: [QueryItem("q", "swift"), QueryItem("per_page", "3")]))
+            fixtures["user"] = try await client.value(Endpoint<Data>.raw("users", "octocat"))
+            let ids = try JSONDecoder().decode([Int].self, from: try await client.value(Endpoint<Data>.raw("v0", "topstories.json")))
+            fixtures["story"] = try await client.value(Endpoint<Data>.raw("v0", "item", "\(ids[0]).json"))
+            if let kid = (try JSONSerialization.jsonObject(with: fixtures["story"]!) as? [String: Any])?["kids"] as? [Int],
+               let first = kid.first {
+                fixtures["comment"] = try await client.value(Endpoint<Data>.raw("v0", "item", "\(first).json"))
+            }
+            var blog = Endpoint<Data>.raw("v2", "search", "blog", query: [QueryItem("query", "스위프트"), QueryItem("size", "3")])
+            blog.headers[.authorization] = DaumSearch.authorizationValue(apiKey: sim.simulator.configuration.kakaoAPIKey)
+            fixtures["blog"] = try await client.value(blog)
+            fixtures["kakaoError"] = Data(#"{"errorType":"AccessDeniedError","message":"wrong appKey(null) format"}"#.utf8)
+            return fixtures
+        }
+    }
+
+    /// Decodes `data` as the model of `kind` and uses what the apps read from it.
+    static func decodeAndUse(_ kind: String, _ data: Data, _ found: Findings) {
+        do {
+            switch kind {
+            case "events":
+                for event in try GitHub.decoder.decode([GitHubEvent].self, from: data) {
+                    _ = (event.summary, event.activity, event.type.isKnown)
+                    _ = try GitHub.encoder.encode(event)
+                }
+            case "search":
+                let result = try GitHub.decoder.decode(RepositorySearchResult.self, from: data)
+                _ = try GitHub.encoder.encode(result)
+            case "user":
+                _ = try GitHub.encoder.encode(try GitHub.decoder.decode(GitHubUser.self, from: data))
+            case "story", "comment":
+                if let item = try HackerNews.decoder.decode(HNItem?.self, from: data) {
+                    _ = (item.displayTitle, item.plainText, item.date, item.isVisible)
+                    _ = try HackerNews.encoder.encode(item)
+                }
+            case "blog":
+                let result = try DaumSearch.decoder.decode(BlogSearchResult.self, from: data)
+                for post in result.documents { _ = (post.date, post.displayTitle, post.displayContents, post.thumbnailURL) }
+                _ = try DaumSearch.encoder.encode(result)
+            default:
+                _ = try DaumSearch.decoder.decode(KakaoErrorBody.self, from: data).description
+            }
+        } catch let error as DecodingError {
+            // The typed error a caller sees must describe itself.
+            found.check(!APIError.decoding(error, type: kind).description.isEmpty, "\(kind): \(error)")
+        } catch {
+            // Encoding back may refuse a value (e.g. a non-finite number); that is not a crash.
+        }
+        _ = APIErrorBody.message(from: data)
+    }
+
+    @Test("Mutated JSON bodies of every model decode or fail with a typed error — never crash")
+    func jsonModels() async throws {
+        let fixtures = try await Self.fixtures()
+        #expect(fixtures.count >= 7)
+        let found = Findings()
+        try await offPool {
+            for (kind, data) in fixtures.sorted(by: { $0.key < $1.key }) {
+                Self.decodeAndUse(kind, data, found)
+                let seed = Array(data)
+                var random = SplitMix64(seed: UInt64(kind.utf8.reduce(0) { $0 &* 31 &+ Int($1) }))
+                for _ in 0..<600 {
+                    Self.decodeAndUse(kind, Data(Mutator.mutate(seed, corpus: [seed], random: &random)), found)
+                }
+            }
+        }
+        #expect(found.list.isEmpty, "\(found.list.prefix(20))")
+    }
+
+    @Test("Structurally mutated JSON (values of the wrong type, missing and extra keys, odd numbers) never crashes")
+    func structuralJSON() async throws {
+        let fixtures = try await Self.fixtures()
+        let found = Findings()
+        try await offPool {
+            let replacements: [Any] = [
+                NSNull(), "", "🦉\u{0}\u{202E}", -1, 0, Int.max, Int.min, 1.5, -0.0, 1e300, true, [Any](), [String: Any](),
+                [NSNull()], ["id": "x"], String(repeating: "x", count: 100_000),
+            ]
+            for (kind, data) in fixtures.sorted(by: { $0.key < $1.key }) {
+                let root = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
+                var random = SplitMix64(seed: 0xF00D ^ UInt64(kind.utf8.count))
+                for _ in 0..<400 {
+                    let mutated = Self.mutateStructure(root, replacements: replacements, random: &random, depth: 0)
+                    guard JSONSerialization.isValidJSONObject(mutated),
+                          let bytes = try? JSONSerialization.data(withJSONObject: mutated) else { continue }
+                    Self.decodeAndUse(kind, bytes, found)
+                }
+            }
+            // Nesting far deeper than any model: an error, not a stack overflow.
+            let deep = Data((String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000)).utf8)
+            for kind in fixtures.keys { Self.decodeAndUse(kind, deep, found) }
+            let deepObject = Data((String(repeating: #"{"payload":"#, count: 20_000) + "1" + String(repeating: "}", count: 20_000)).utf8)
+            Self.decodeAndUse("events", Data("[".utf8) + deepObject + Data("]".utf8), found)
+        }
+        #expect(found.list.isEmpty, "\(found.list.prefix(20))")
+    }
+
+    /// Replaces, removes or adds one value somewhere in a JSON tree.
+    static func mutateStructure(_ value: Any, replacements: [Any], random: inout SplitMix64, depth: Int) -> Any {
+        if depth > 0, random.below(6) == 0 { return random.pick(replacements) }
+        if var object = value as? [String: Any], !object.isEmpty {
+            let key = object.keys.sorted()[random.below(object.count)]
+            switch random.below(4) {
+            case 0: object[key] = nil
+            case 1: object[key + "_extra"] = random.pick(replacements)
+            default: object[key] = mutateStructure(object[key]!, replacements: replacements, random: &random, depth: depth + 1)
+            }
+            return object
+        }
+        if var array = value as? [Any], !array.isEmpty {
+            let index = random.below(array.count)
+            if random.below(5) == 0 {
+                array.remove(at: index)
+            } else {
+                array[index] = mutateStructure(array[index], replacements: replacements, random: &random, depth: depth + 1)
+            }
+            return array
+        }
+        return random.pick(replacements)
+    }
+
+    // MARK: - Hostile names
+
+    @Test("Random hostile names stay one path segment and reach the server exactly as given")
+    func hostileSegments() async throws {
+        try await withSimClient(.init(enforceRateLimits: false)) { sim, client in
+            var random = SplitMix64(seed: 0xBAD_5EED)
+            let alphabet = ["a", "Z", "0", "-", ".", "..", "/", "?", "#", "%", "%00", "%2F", "%2e%2e", " ", "+", "&", "=", ";",
+                            "\\", "\u{0}", "\n", "\r\n", "스", "🦉", "\u{202E}", "\u{FEFF}", "~", "'", "\"", "<", ">"]
+            var names: [String] = ["../../etc/passwd", "a/../b", "x?y=1#frag", "%00", "..", ".", String(repeating: "a", count: 10_000)]
+            for _ in 0..<60 {
+                names.append((0..<(1 + random.below(12))).map { _ in random.pick(alphabet) }.joined())
+            }
+            var sent: [String] = []
+            for name in names {
+                let endpoint = GitHub.repoEvents(owner: name, name: name + "!")
+                let result = await Result { () async throws(APIError) in try await client.send(endpoint) }
+                switch result {
+                case .failure(.httpStatus(404, _, _)): sent.append(name)
+                case .failure(.invalidRequest): Issue.record("a non-empty name was refused: \(name.debugDescription)")
+                case .failure(let error): Issue.record("\(name.debugDescription): \(error)")
+                case .success: Issue.record("\(name.debugDescription) found a repository")
+                }
+            }
+            let log = await sim.simulator.requestLog()
+            #expect(log.count == sent.count)
+            for (entry, name) in zip(log, sent) {
+                let target = entry.path
+                #expect(!target.contains("#"), "\(target)")
+                let (path, query) = target.split(separator: "?", maxSplits: 1).map(String.init).splitPair()
+                #expect(query == "per_page=30", "\(name.debugDescription) → \(target)")
+                let segments = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map(String.init)
+                #expect(segments.count == 4, "\(name.debugDescription) → \(target)")
+                guard segments.count == 4 else { continue }
+                #expect(segments[0] == "repos" && segments[3] == "events")
+                #expect(percentDecoded(segments[1]) == name, "\(name.debugDescription) → \(target)")
+                #expect(percentDecoded(segments[2]) == name + "!", "\(name.debugDescription) → \(target)")
+            }
+            // An empty name is refused before anything is sent.
+            let empty = await Result { () async throws(APIError) in try await client.send(GitHub.user(login: "")) }
+            guard case .failure(.invalidRequest) = empty else {
+                Issue.record("an empty login must be refused, got \(empty)")
+                return
+            }
+            #expect(await sim.simulator.requestLog().count == sent.count)
+        }
+    }
+}
+
+/// Decodes `%XX` escapes byte by byte (Foundation's `removingPercentEncoding` drops a leading BOM).
+private func percentDecoded(_ text: String) -> String? {
+    var bytes: [UInt8] = []
+    var utf8 = text.utf8.makeIterator()
+    while let byte = utf8.next() {
+        guard byte == UInt8(ascii: "%") else {
+            bytes.append(byte)
+            continue
+        }
+        guard let high = utf8.next(), let low = utf8.next(),
+              let value = UInt8(String(decoding: [high, low], as: UTF8.self), radix: 16) else { return nil }
+        bytes.append(value)
+    }
+    return String(validating: bytes, as: UTF8.self)
+}
+
+extension Array where Element == String {
+    /// `(first, second)` of a one- or two-element split.
+    fileprivate func splitPair() -> (String, String?) {
+        (first ?? "", count > 1 ? self[1] : nil)
+    }
+}
