@@ -15,8 +15,9 @@
 //               --chain picks the middlewares instead (diagnostics): a comma-separated subset of
 //               redirect,retry,ratelimit,coalescing in that order, or `none` for APIClient alone.
 //   ahc         AsyncHTTPClient directly, configured exactly like Freshet's shared client
-//               (same connection pool: at most 8 HTTP/1.1 connections per host), body collected;
-//               --pool P raises that limit to P (diagnostics).
+//               (Transports.sharedHTTPClient: same timeouts, no redirects or decompression, the
+//               same HTTP/1.1 connections per host, Transports.maxConnectionsPerHost), body
+//               collected; --pool P sets that limit to P instead (diagnostics).
 //   urlsession  URLSession (FoundationNetworking on Linux), httpMaximumConnectionsPerHost = C.
 //
 // Prints one JSON line: {"mode":…,"requests":N,"ok":…,"errors":…,"seconds":…,"rps":…}.
@@ -103,7 +104,7 @@ func makeFetch(mode: String, concurrency: Int, chain: [String]?, pool: Int?) -> 
             }
         }
     case "ahc":
-        // The same configuration as Transports.sharedHTTPClient.
+        // The same configuration as Transports.sharedHTTPClient (keep the two in step).
         var configuration = HTTPClient.Configuration(
             redirectConfiguration: .disallow,
             timeout: .init(connect: .seconds(10), read: .seconds(30)),
@@ -112,7 +113,7 @@ func makeFetch(mode: String, concurrency: Int, chain: [String]?, pool: Int?) -> 
         )
         configuration.httpVersion = .automatic
         configuration.connectionPool.retryConnectionEstablishment = false
-        if let pool { configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = pool }
+        configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = pool ?? Transports.maxConnectionsPerHost
         let client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration)
         return { url in
             var request = HTTPClientRequest(url: url)
