@@ -82,10 +82,7 @@ public func startProcess(
         process.arguments = ["--pdeathsig", "KILL", "--", executable.path] + arguments
     }
     #endif
-    var env = ["PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin", "NO_COLOR": "1",
-               "HOME": FileManager.default.temporaryDirectory.path]
-    env.merge(environment) { _, new in new }
-    process.environment = env
+    process.environment = childEnvironment(environment)
     let out = Pipe()
     let err = Pipe()
     process.standardOutput = out

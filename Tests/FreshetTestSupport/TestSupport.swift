@@ -92,10 +92,7 @@ public func runProcess(
     let process = Process()
     process.executableURL = executable
     process.arguments = arguments
-    var env = ["PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin", "NO_COLOR": "1",
-               "HOME": FileManager.default.temporaryDirectory.path]
-    env.merge(environment) { _, new in new }
-    process.environment = env
+    process.environment = childEnvironment(environment)
     let out = Pipe()
     let err = Pipe()
     process.standardOutput = out
@@ -135,6 +132,17 @@ public func runProcess(
     return ProcessResult(
         status: status, stdout: String(decoding: await stdout, as: UTF8.self),
         stderr: String(decoding: await stderr, as: UTF8.self) + (killed ? "\n[test: ended by signal]" : ""))
+}
+
+/// The environment of a child process: a minimal base (PATH, NO_COLOR, a temporary HOME), the
+/// sanitizer options of this process when set (so `scripts/sanitize` reaches children), then `extra`.
+func childEnvironment(_ extra: [String: String]) -> [String: String] {
+    let parent = ProcessInfo.processInfo.environment
+    var env = ["PATH": parent["PATH"] ?? "/usr/bin:/bin", "NO_COLOR": "1",
+               "HOME": FileManager.default.temporaryDirectory.path]
+    for name in ["TSAN_OPTIONS", "ASAN_OPTIONS"] { env[name] = parent[name] }
+    env.merge(extra) { _, new in new }
+    return env
 }
 
 /// Reads a pipe to its end on a dedicated thread.
