@@ -27,18 +27,18 @@ public final class SQLiteCacheStore: CacheStore {
     public func variants(forKey key: String) async throws -> [CachedResponse] {
         // Read concurrently (WAL); mark as used on the serial writer without waiting for it.
         // Later writes queue behind the mark, so eviction still sees it.
-        let rows = try await database.pool.read { db in
+        let responses = try await database.pool.read { db in
             try Row.fetchAll(db, sql: """
                 SELECT key, variant, url, status, request_time, response_time, headers, body
                 FROM cache_entry WHERE key = ? ORDER BY stored_at DESC
-                """, arguments: [key])
+                """, arguments: [key]).compactMap(Self.response(from:))
         }
-        if rows.isEmpty { return [] }
+        if responses.isEmpty { return [] }
         database.pool.asyncWrite({ db in
             try db.execute(sql: "UPDATE cache_entry SET last_access = ? WHERE key = ?",
                            arguments: [try Self.nextStamp(db), key])
         }, completion: { _, _ in })
-        return rows.compactMap(Self.response(from:))
+        return responses
     }
 
     /// Stores `response`, replacing the row with the same key and variant, then evicts least
