@@ -107,27 +107,12 @@ struct BlogsCommand: AsyncParsableCommand {
 
     /// One query per line of standard input; each one's posts, in order.
     private func readQueries(client: APIClient, secret: BlogSecret) async throws {
-        var failed = false
-        var staleReasons: [String] = []
-        var first = true
-        for await line in SearchInput.lines() {
-            let query = line.trimmingCharacters(in: .whitespaces)
-            guard !query.isEmpty else { continue }
-            do {
-                let response = try await fetch(query, client: client)
-                if !first, !common.json { output("") }
-                first = false
-                show(response.value, query: query)
-                if response.cache == .stale { staleReasons.append(response.staleReason ?? "the server could not be used") }
-            } catch {
-                failed = true
-                printError("error: “\(query)”: " + secret.redact(BlogFormat.explain(error)))
-            }
-        }
-        if failed { throw ExitStatus.nothingShown }
-        if !staleReasons.isEmpty {
-            try finishStale(reason: secret.redact(staleReasons.joined(separator: "; ")), allowStale: common.allowStale)
-        }
+        try await SearchInput.runQueries(
+            allowStale: common.allowStale, json: common.json,
+            search: { query throws(APIError) in try await fetch(query, client: client) },
+            show: show,
+            describe: { error, query in "“\(query)”: " + secret.redact(BlogFormat.explain(error)) },
+            redact: secret.redact)
     }
 
     private func interactive(client: APIClient, secret: BlogSecret) async throws {

@@ -97,27 +97,11 @@ struct ReposCommand: AsyncParsableCommand {
 
     /// One query per line of standard input; each one's results, in order.
     private func readQueries(client: APIClient) async throws {
-        var failed = false
-        var staleReasons: [String] = []
-        var first = true
-        for await line in SearchInput.lines() {
-            let query = line.trimmingCharacters(in: .whitespaces)
-            guard !query.isEmpty else { continue }
-            do {
-                let response = try await search(query, client: client)
-                if !first, !common.json { output("") }
-                first = false
-                show(response.value, query: query)
-                if response.cache == .stale { staleReasons.append(response.staleReason ?? "the server could not be used") }
-            } catch {
-                failed = true
-                printError("error: " + Self.explainSearch(error, query: query))
-            }
-        }
-        if failed { throw ExitStatus.nothingShown }
-        if !staleReasons.isEmpty {
-            try finishStale(reason: staleReasons.joined(separator: "; "), allowStale: common.allowStale)
-        }
+        try await SearchInput.runQueries(
+            allowStale: common.allowStale, json: common.json,
+            search: { query throws(APIError) in try await search(query, client: client) },
+            show: show,
+            describe: { error, query in Self.explainSearch(error, query: query) })
     }
 
     private func interactive(client: APIClient) async throws {

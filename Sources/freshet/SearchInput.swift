@@ -28,3 +28,40 @@ extension Endpoint {
         return endpoint
     }
 }
+
+extension SearchInput {
+    /// Runs one search per non-empty line of standard input and shows each answer in order (a
+    /// blank line between answers in text mode). A failed query is reported on stderr and makes
+    /// the run exit 2 at the end; answers served stale end it with the stale warning (exit 3, or 0
+    /// with `--allow-stale`). `redact` scrubs secrets from the stale reasons.
+    static func runQueries<Value: Sendable>(
+        allowStale: Bool, json: Bool,
+        search: (String) async throws(APIError) -> Response<Value>,
+        show: (Value, String) -> Void,
+        describe: (APIError, String) -> String,
+        redact: (String) -> String = { $0 }
+    ) async throws {
+        var failed = false
+        var staleReasons: [String] = []
+        var first = true
+        for await line in lines() {
+            let query = line.trimmingCharacters(in: .whitespaces)
+            guard !query.isEmpty else { continue }
+            do throws(APIError) {
+                let response = try await search(query)
+                if !first, !json { output("") }
+                first = false
+                show(response.value, query)
+                if response.cache == .stale { staleReasons.append(response.staleReason ?? "the server could not be used") }
+            } catch {
+                failed = true
+                printError("error: " + describe(error, query))
+            }
+        }
+        if failed { throw ExitStatus.nothingShown }
+        if !staleReasons.isEmpty {
+            try finishStale(reason: redact(staleReasons.joined(separator: "; ")), allowStale: allowStale)
+        }
+    }
+}
+
