@@ -5,43 +5,9 @@ import FreshetTestSupport
 import Testing
 
 /// Reads the simulator's Hacker News as served, without Freshet's models.
-private struct SimHN {
-    let client: APIClient
+private typealias SimHN = RawHackerNews
 
-    init(_ sim: RunningSimulator) {
-        client = APIClient(baseURL: sim.baseURL, transport: liveTransport)
-    }
-
-    func list(_ name: String) async throws -> [Int] {
-        let data = try await client.value(Endpoint<Data>.raw("v0", "\(name)stories.json"))
-        return try #require(try JSONSerialization.jsonObject(with: data) as? [Int])
-    }
-
-    func item(_ id: Int) async throws -> [String: Any]? {
-        let data = try await client.value(Endpoint<Data>.raw("v0", "item", "\(id).json"))
-        return try JSONSerialization.jsonObject(with: data, options: .fragmentsAllowed) as? [String: Any]
-    }
-
-    func isShown(_ id: Int) async throws -> Bool {
-        guard let object = try await item(id) else { return false }
-        return object["deleted"] as? Bool != true && object["dead"] as? Bool != true
-    }
-
-    /// The replies below `kids` that should be printed, depth first, as (id, depth).
-    func thread(_ kids: [Int], depth: Int = 0) async throws -> [(id: Int, depth: Int)] {
-        var out: [(id: Int, depth: Int)] = []
-        for kid in kids {
-            guard let object = try await item(kid) else { continue }
-            let below = try await thread(object["kids"] as? [Int] ?? [], depth: depth + 1)
-            let visible = object["deleted"] as? Bool != true && object["dead"] as? Bool != true
-            if visible || !below.isEmpty {
-                out.append((kid, depth))
-                out += below
-            }
-        }
-        return out
-    }
-
+extension RawHackerNews {
     /// The story among the first `count` of the top list with the most comments.
     func busiestStory(among count: Int = 30) async throws -> (id: Int, kids: [Int], title: String) {
         var best: (id: Int, kids: [Int], title: String, count: Int)?

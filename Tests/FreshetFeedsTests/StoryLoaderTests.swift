@@ -14,45 +14,9 @@ private func hnClient(_ sim: RunningSimulator, sleeps: SleepRecorder = SleepReco
 }
 
 /// Reads the simulator without any Freshet model: the JSON as served (`nil` for `null`).
-private struct RawHN {
-    let client: APIClient
+private typealias RawHN = RawHackerNews
 
-    init(_ sim: RunningSimulator) {
-        client = APIClient(baseURL: sim.baseURL, transport: liveTransport)
-    }
-
-    func list(_ name: String) async throws -> [Int] {
-        let data = try await client.value(Endpoint<Data>.raw("v0", "\(name)stories.json"))
-        return try #require(try JSONSerialization.jsonObject(with: data) as? [Int])
-    }
-
-    func item(_ id: Int) async throws -> [String: Any]? {
-        let data = try await client.value(Endpoint<Data>.raw("v0", "item", "\(id).json"))
-        return try JSONSerialization.jsonObject(with: data, options: .fragmentsAllowed) as? [String: Any]
-    }
-
-    /// Whether the item should be skipped: null, deleted or dead.
-    func isSkipped(_ id: Int) async throws -> Bool {
-        guard let object = try await item(id) else { return true }
-        return object["deleted"] as? Bool == true || object["dead"] as? Bool == true
-    }
-
-    /// The replies below `kids`, depth first, as (id, depth): visible ones, and deleted or dead
-    /// ones with a visible reply below them.
-    func thread(_ kids: [Int], depth: Int = 0) async throws -> [(id: Int, depth: Int)] {
-        var out: [(id: Int, depth: Int)] = []
-        for kid in kids {
-            guard let object = try await item(kid) else { continue }
-            let below = try await thread(object["kids"] as? [Int] ?? [], depth: depth + 1)
-            let visible = object["deleted"] as? Bool != true && object["dead"] as? Bool != true
-            if visible || !below.isEmpty {
-                out.append((kid, depth))
-                out += below
-            }
-        }
-        return out
-    }
-
+extension RawHackerNews {
     /// Every ID in the tree below `kids` (whatever its state).
     func allDescendants(_ kids: [Int]) async throws -> [Int] {
         var out: [Int] = []
