@@ -14,6 +14,9 @@ public struct AppConfiguration: Sendable {
     public var hackerNewsURL: URL
     /// Kakao API base (`FRESHET_KAKAO_URL`, default `https://dapi.kakao.com`).
     public var kakaoURL: URL
+    /// Where GitHub avatar images are fetched (`FRESHET_AVATARS_URL`, default
+    /// `https://avatars.githubusercontent.com`; the simulator serves them under `/avatars`).
+    public var avatarsURL: URL = GitHub.defaultAvatarsURL
     /// `GITHUB_TOKEN`, else `GH_TOKEN`.
     public var gitHubToken: String?
     /// `KAKAO_REST_API_KEY`.
@@ -46,6 +49,7 @@ public struct AppConfiguration: Sendable {
             gitHubURL: try url("FRESHET_GITHUB_URL", default: GitHub.defaultBaseURL),
             hackerNewsURL: try url("FRESHET_HN_URL", default: HackerNews.defaultBaseURL),
             kakaoURL: try url("FRESHET_KAKAO_URL", default: DaumSearch.defaultBaseURL),
+            avatarsURL: try url("FRESHET_AVATARS_URL", default: GitHub.defaultAvatarsURL),
             gitHubToken: nonEmpty("GITHUB_TOKEN") ?? nonEmpty("GH_TOKEN"),
             kakaoAPIKey: nonEmpty("KAKAO_REST_API_KEY"),
             home: FreshetDatabase.defaultDirectory(environment: environment))

@@ -49,6 +49,15 @@ public final class AppContext: Sendable {
         return client(baseURL: configuration.gitHubURL, headers: headers, lifetime: nil)
     }
 
+    /// A client for GitHub avatar images (``AppConfiguration/avatarsURL``): no credentials (a
+    /// different host from the API), the same middleware chain and HTTP cache, and a 2 MiB body
+    /// limit. Use it with ``GitHub/avatar(_:size:)``.
+    public func avatars() -> APIClient {
+        var client = client(baseURL: configuration.avatarsURL, headers: APIClient.standardHeaders, lifetime: nil)
+        client.maxResponseBytes = 2 * 1024 * 1024
+        return client
+    }
+
     /// A client for Hacker News, with the app's own freshness policy: lists for
     /// ``hackerNewsListLifetime`` seconds, items and users for ``hackerNewsItemLifetime``.
     public func hackerNews() -> APIClient {

@@ -92,6 +92,8 @@ extension Simulator {
         switch segments.first {
         case "repos", "users", "search":
             return github(request, segments: segments, query: query)
+        case "avatars" where isGet:
+            return avatar(request, segments: segments, query: query)
         case "v0" where isGet:
             return hackerNewsRoute(segments: segments)
         case "v2" where isGet && segments == ["v2", "search", "blog"]:

@@ -31,6 +31,7 @@ public final class Simulator: Sendable {
         "GET /repos/{owner}/{repo}/events?per_page=&page=",
         "GET /repos/{owner}/{repo}",
         "GET /users/{login}",
+        "GET /avatars/u/{id}?v=4&s=16…460 (identicon PNG, as avatars.githubusercontent.com/u/{id})",
         "GET /search/repositories?q=&sort=stars|forks|updated&order=asc|desc&per_page=&page=",
         "GET /v0/{top,new,best,ask,show,job}stories.json",
         "GET /v0/item/{id}.json",

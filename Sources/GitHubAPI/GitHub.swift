@@ -83,6 +83,29 @@ public enum GitHub {
         endpoint(["repos", owner, name])
     }
 
+    /// `https://avatars.githubusercontent.com`, where `avatar_url` values point.
+    public static let defaultAvatarsURL = URL(string: "https://avatars.githubusercontent.com")!
+
+    /// `GET` of an avatar image, for a client whose base URL is the avatars host
+    /// (``defaultAvatarsURL``, or a stand-in such as the simulator's `/avatars`).
+    ///
+    /// Only URLs on the avatars host are accepted: `avatar_url` comes from a server, and the
+    /// image must not be fetched from wherever a response says. The path and query of the URL
+    /// are kept (`/u/583231?v=4`) and `s` asks for a square of `size` pixels.
+    /// - Returns: the endpoint, or `nil` when `avatarURL` is not an `https` URL on
+    ///   `avatars.githubusercontent.com`.
+    public static func avatar(_ avatarURL: String, size: Int) -> Endpoint<Data>? {
+        guard let components = URLComponents(string: avatarURL), components.scheme?.lowercased() == "https",
+              components.host?.lowercased() == defaultAvatarsURL.host, components.port == nil,
+              components.user == nil, components.password == nil else { return nil }
+        let segments = components.path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+        guard !segments.isEmpty, !segments.contains(where: { $0 == "." || $0 == ".." }) else { return nil }
+        var query = (components.queryItems ?? []).filter { $0.name != "s" && !$0.name.isEmpty }
+            .map { QueryItem($0.name, $0.value) }
+        query.append(QueryItem("s", String(min(max(size, 16), 460))))
+        return Endpoint(path: segments, query: query, headers: [.accept: "image/png, image/*;q=0.8"]) { data, _ in data }
+    }
+
     private static func endpoint<T: Decodable & Sendable>(_ path: [String], query: [QueryItem] = []) -> Endpoint<T> {
         Endpoint(path: path, query: query, headers: headers) { data, _ in
             try GitHub.decoder.decode(T.self, from: data)

@@ -11,11 +11,23 @@ struct UserCommand: AsyncParsableCommand {
         discussion: """
             Name, login, bio, company, location, blog, followers, following, public repositories,
             and when the account was created and last updated. Profiles come through the HTTP
-            cache: a repeat within a minute makes no request. Avatars are not shown.
+            cache: a repeat within a minute makes no request.
+
+            On a terminal that shows inline images (kitty graphics protocol: kitty, Ghostty;
+            iTerm2 protocol: iTerm2, WezTerm) the avatar is drawn above the profile, fetched
+            through the same cache. Detection reads TERM, TERM_PROGRAM, LC_TERMINAL and
+            KITTY_WINDOW_ID only; it is off when stdout is not a terminal and inside tmux or
+            screen. kitty shows PNG avatars only (GitHub sends photos as JPEG).
             """)
 
     @Argument(help: "The GitHub login.")
     var login: String
+
+    @Flag(name: .long, help: "Never show the avatar (same as --images never).")
+    var noImages = false
+
+    @Option(name: .long, help: "Inline avatar: auto (detect the terminal), kitty, iterm2, or never.")
+    var images: ImageChoice = .auto
 
     @OptionGroup var common: CommonOptions
 
@@ -34,10 +46,32 @@ struct UserCommand: AsyncParsableCommand {
         if common.json {
             try printJSON(response.value, encoder: GitHub.encoder)
         } else {
+            if let avatar = await avatar(for: response.value, context: context) { output(avatar) }
             output(GitHubFormat.userLines(response.value).joined(separator: "\n"))
         }
         if response.cache == .stale {
             try finishStale(reason: response.staleReason ?? "the server could not be used", allowStale: common.allowStale)
         }
     }
+
+    /// The avatar's escape sequence when images are on and the avatar could be fetched and shown;
+    /// `nil` otherwise (a failed avatar never fails the command; `--verbose` logs why).
+    private func avatar(for user: GitHubUser, context: AppContext) async -> String? {
+        let proto: InlineImageProtocol?
+        switch noImages ? .never : images {
+        case .never: proto = nil
+        case .kitty: proto = .kitty
+        case .iterm2: proto = .iterm2
+        case .auto: proto = InlineImage.detect(environment: ProcessInfo.processInfo.environment, isTerminal: Terminal.stdoutIsTTY)
+        }
+        guard let proto, let endpoint = GitHub.avatar(user.avatarURL, size: 128) else { return nil }
+        let columns = 16, rows = 8
+        guard let image = try? await context.avatars().send(endpoint).value else { return nil }
+        return InlineImage.escapeSequence(for: image, using: proto, columns: columns, rows: rows)
+    }
+}
+
+/// `--images`: whether and how to draw images inline.
+enum ImageChoice: String, ExpressibleByArgument, CaseIterable {
+    case auto, kitty, iterm2, never
 }

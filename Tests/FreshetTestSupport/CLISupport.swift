@@ -22,6 +22,7 @@ public struct FreshetCLI: Sendable {
         let base = sim.baseURL.absoluteString
         return [
             "FRESHET_GITHUB_URL": base, "FRESHET_HN_URL": base + "/v0", "FRESHET_KAKAO_URL": base,
+            "FRESHET_AVATARS_URL": base + "/avatars",
             "FRESHET_HOME": home.path, "KAKAO_REST_API_KEY": sim.simulator.configuration.kakaoAPIKey,
         ]
     }

@@ -441,3 +441,28 @@ private func headerMap<T>(_ endpoint: Endpoint<T>) -> [String: String] {
     let search = try GitHub.searchRepositories(query: "q").decode(Data(searchJSON.utf8), JSONDecoder())
     #expect(search.items.count == 1)
 }
+
+@Suite("GitHub.avatar: only the avatars host, path and query kept, size set")
+struct AvatarEndpointTests {
+    @Test("An avatar_url becomes path segments and query, with s= replaced")
+    func mapsURL() throws {
+        let endpoint = try #require(GitHub.avatar("https://avatars.githubusercontent.com/u/583231?v=4&s=40", size: 128))
+        #expect(endpoint.pathSegments == ["u", "583231"])
+        #expect(endpoint.query == [QueryItem("v", "4"), QueryItem("s", "128")])
+        #expect(endpoint.absoluteURL == nil, "sent to the client's base URL, never where the JSON says")
+        let bare = try #require(GitHub.avatar("https://avatars.githubusercontent.com/u/583231?", size: 9999))
+        #expect(bare.query == [QueryItem("s", "460")])
+        #expect(try bare.decode(Data([1, 2, 3]), JSONDecoder()) == Data([1, 2, 3]))
+    }
+
+    @Test("URLs off the avatars host, not https, with credentials, a port or dot segments are refused",
+          arguments: [
+              "http://avatars.githubusercontent.com/u/1", "https://evil.example/u/1",
+              "https://avatars.githubusercontent.com.evil.example/u/1", "https://user:pw@avatars.githubusercontent.com/u/1",
+              "https://avatars.githubusercontent.com:444/u/1", "https://avatars.githubusercontent.com/u/../../x",
+              "https://avatars.githubusercontent.com/", "", "not a url", "file:///etc/passwd",
+          ])
+    func refuses(url: String) {
+        #expect(GitHub.avatar(url, size: 64) == nil)
+    }
+}
