@@ -111,6 +111,16 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // bench/run's Swift client for the throughput case (raw AsyncHTTPClient, URLSession and
+        // Freshet side by side). In the main graph so one release build makes every benchmark binary.
+        .executableTarget(
+            name: "freshet-bench-client",
+            dependencies: [
+                "Freshet", "FreshetTransports",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ],
+            path: "bench/client"
+        ),
         .target(
             name: "FreshetTestSupport",
             dependencies: [

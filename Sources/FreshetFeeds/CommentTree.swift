@@ -1,5 +1,6 @@
 import Foundation
 import Freshet
+import FreshetCache
 import HackerNewsAPI
 
 /// One comment of a thread with its replies.
@@ -111,7 +112,7 @@ public struct CommentTreeLoader: Sendable {
     public func load(
         id: Int, force: Bool = false, progress: (LoadProgress) -> Void = { _ in }
     ) async throws(APIError) -> CommentThread? {
-        let rootResponse = try await client.send(StoryLoader.forced(HackerNews.item(id: id), force))
+        let rootResponse = try await client.sendOrStored(StoryLoader.forced(HackerNews.item(id: id), force))
         guard let root = rootResponse.value else { return nil }
         var staleReasons: [String] = []
         if let reason = rootResponse.staleReason { staleReasons.append(reason) }

@@ -1,5 +1,6 @@
 import Foundation
 import Freshet
+import FreshetCache
 import GitHubAPI
 
 /// What one refresh of a feed brought.
@@ -48,7 +49,7 @@ public struct FeedService: Sendable {
     /// them into the store. A failure leaves the store as it was.
     /// - Parameter force: revalidate even while the cached response is fresh (`--refresh`).
     public func refresh(_ repository: RepositoryName, force: Bool = false) async throws(APIError) -> FeedRefresh {
-        try merge(await client.send(Self.endpoint(repository, force: force)), into: repository)
+        try merge(await client.sendOrStored(Self.endpoint(repository, force: force)), into: repository)
     }
 
     /// Refreshes several repositories with at most `concurrency` requests at once (GitHub asks

@@ -1,5 +1,6 @@
 import Foundation
 import Freshet
+import FreshetCache
 import HackerNewsAPI
 
 /// A story of a Hacker News list with its rank.
@@ -202,7 +203,7 @@ public struct StoryLoader: Sendable {
         _ list: HackerNews.StoryList, limit: Int, sort: Sort = .rank, force: Bool = false,
         progress: (LoadProgress) -> Void = { _ in }
     ) async throws(APIError) -> StoryPage {
-        let listResponse = try await client.send(Self.forced(HackerNews.stories(list), force))
+        let listResponse = try await client.sendOrStored(Self.forced(HackerNews.stories(list), force))
         var seen = Set<Int>()
         let ids = Array(listResponse.value.filter { seen.insert($0).inserted }.prefix(max(0, limit)))
         var staleReasons: [String] = []

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Freshet
+import FreshetCache
 import FreshetFeeds
 import GitHubAPI
 
@@ -34,7 +35,7 @@ struct RepoCommand: AsyncParsableCommand {
     static func show(_ name: RepositoryName, client: APIClient, common: CommonOptions) async throws {
         let response: Response<GitHubRepository>
         do {
-            response = try await client.send(
+            response = try await client.sendOrStored(
                 GitHub.repository(owner: name.owner, name: name.name).revalidating(common.refresh))
         } catch {
             throw report(error, subject: "repository \(name)")

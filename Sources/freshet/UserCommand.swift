@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Freshet
+import FreshetCache
 import FreshetFeeds
 import GitHubAPI
 
@@ -39,7 +40,7 @@ struct UserCommand: AsyncParsableCommand {
         let context = try common.makeContext()
         let response: Response<GitHubUser>
         do {
-            response = try await context.gitHub().send(GitHub.user(login: login).revalidating(common.refresh))
+            response = try await context.gitHub().sendOrStored(GitHub.user(login: login).revalidating(common.refresh))
         } catch {
             throw report(error, subject: "GitHub user \(login)")
         }

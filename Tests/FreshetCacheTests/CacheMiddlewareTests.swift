@@ -463,6 +463,52 @@ struct CacheMiddlewareTests {
         }
     }
 
+    @Test("sendOrStored: a failure raised outside the cache (Retry-After past the cap) serves the stored answer; 404 does not; no cache, no second request")
+    func sendOrStoredFallsBack() async throws {
+        try await withSimulator(.init()) { sim async throws in
+            let control = SimControl(sim)
+            let standard = Middlewares.standard(
+                retry: RetryMiddleware(policy: .init(maxAttempts: 2, maxRetryAfter: .seconds(5))),
+                innermost: [CacheMiddleware(store: MemoryCacheStore(), options: .init(serveStaleOnFailure: true))])
+            let client = APIClient(baseURL: sim.baseURL, transport: liveTransport, middlewares: standard)
+            let user = Endpoint<Data>.raw("users", "octocat")
+            let first = try await client.send(user)
+
+            try await control.fault(route: "/users/octocat", status: 429, times: 10, headers: ["Retry-After": "3600"])
+            var reload = user
+            reload.headers[.cacheControl] = "max-age=0"
+            let plain = await Result { () async throws(APIError) in try await client.send(reload) }
+            guard case .failure(let error) = plain else {
+                Issue.record("expected the 429 to fail a plain send, got \(plain)")
+                return
+            }
+            let fallback = try await client.sendOrStored(reload)
+            #expect(fallback.value == first.value)
+            #expect(fallback.cache == .stale)
+            #expect(fallback.staleReason == error.description)
+
+            try await control.resetLog()
+            let missing = await Result { () async throws(APIError) in
+                try await client.sendOrStored(Endpoint<Data>.raw("users", "no-such-user-here"))
+            }
+            guard case .failure(.httpStatus(404, _, _)) = missing else {
+                Issue.record("a 404 must stay an error, got \(missing)")
+                return
+            }
+            #expect(try await control.log().count == 1, "a definitive answer is not retried from the store")
+
+            let bare = APIClient(baseURL: sim.baseURL, transport: liveTransport)
+            await sim.simulator.injectFaults(Fault(route: "/users/kzaher", status: 503, times: 10))
+            try await control.resetLog()
+            let uncached = await Result { () async throws(APIError) in try await bare.sendOrStored(Endpoint<Data>.raw("users", "kzaher")) }
+            guard case .failure(.httpStatus(503, _, _)) = uncached else {
+                Issue.record("expected the 503, got \(uncached)")
+                return
+            }
+            #expect(try await control.log().count == 1, "without a cache, only-if-cached is never sent to the server")
+        }
+    }
+
     @Test("The outcome counters add up")
     func stats() async throws {
         try await withCache { h in
