@@ -26,12 +26,19 @@ public struct RetryMiddleware: ClientMiddleware {
         public var maxRetryAfter: Duration
         /// The statuses worth retrying.
         public var retryableStatuses: Set<Int>
+        /// Whether failures after which the server may have seen the request (a connection lost
+        /// mid-exchange, a timeout) are retried (default `true`, as RFC 9110 §9.2.2 allows for
+        /// idempotent methods). `false` retries only when no connection could be made — what a
+        /// proxy wants, so that its origin sees each client request once.
+        public var retriesAfterSending: Bool
 
         /// Creates a policy.
         public init(
             maxAttempts: Int = 3, baseDelay: Duration = .milliseconds(500), maxDelay: Duration = .seconds(30),
-            maxRetryAfter: Duration = .seconds(60), retryableStatuses: Set<Int> = [408, 429, 500, 502, 503, 504]
+            maxRetryAfter: Duration = .seconds(60), retryableStatuses: Set<Int> = [408, 429, 500, 502, 503, 504],
+            retriesAfterSending: Bool = true
         ) {
+            self.retriesAfterSending = retriesAfterSending
             self.maxAttempts = max(1, maxAttempts)
             self.baseDelay = baseDelay
             self.maxDelay = maxDelay
@@ -86,7 +93,8 @@ public struct RetryMiddleware: ClientMiddleware {
             do {
                 (response, responseBody) = try await next(request, body, baseURL)
             } catch {
-                guard attempt < policy.maxAttempts, !Task.isCancelled, Self.isRetryable(error) else { throw error }
+                guard attempt < policy.maxAttempts, !Task.isCancelled, Self.isRetryable(error, afterSending: policy.retriesAfterSending)
+                else { throw error }
                 try await sleep(backoff(afterAttempt: attempt))
                 attempt += 1
                 continue
@@ -112,19 +120,21 @@ public struct RetryMiddleware: ClientMiddleware {
         }
     }
 
-    /// Connection failures and timeouts are worth another attempt; everything else is not.
-    static func isRetryable(_ error: any Error) -> Bool {
+    /// Connection failures and timeouts are worth another attempt; everything else is not. With
+    /// `afterSending` false, only failures to connect (the request never left) are.
+    static func isRetryable(_ error: any Error, afterSending: Bool = true) -> Bool {
         switch error {
         case let failure as TransportFailure:
-            return failure.kind != .cancelled
+            return afterSending ? failure.kind != .cancelled : failure.kind == .unreachable
         case let error as APIError:
             switch error {
-            case .unreachable, .timedOut, .transport: return true
+            case .unreachable: return true
+            case .timedOut, .transport: return afterSending
             default: return false
             }
         case let error as URLError:
-            return [.timedOut, .cannotConnectToHost, .networkConnectionLost, .cannotFindHost, .dnsLookupFailed,
-                    .notConnectedToInternet].contains(error.code)
+            let connect: Set<URLError.Code> = [.cannotConnectToHost, .cannotFindHost, .dnsLookupFailed, .notConnectedToInternet]
+            return connect.contains(error.code) || (afterSending && [.timedOut, .networkConnectionLost].contains(error.code))
         default:
             return false
         }

@@ -28,6 +28,14 @@ public struct CacheControl: Sendable, Equatable {
         }
     }
 
+    /// Parses every line of one field (e.g. a targeted field such as `CDN-Cache-Control`),
+    /// without the `Pragma` fallback.
+    public init(_ fields: HTTPFields, field name: HTTPField.Name) {
+        for line in fields[values: name] {
+            parse(line)
+        }
+    }
+
     /// Parses one field value.
     public init(parsing value: String) {
         parse(value)
@@ -42,12 +50,20 @@ public struct CacheControl: Sendable, Equatable {
             while let first = bytes.first, isSpace(first) || first == UInt8(ascii: ",") { bytes = bytes.dropFirst() }
             guard !bytes.isEmpty else { break }
             let nameEnd = bytes.firstIndex { $0 == UInt8(ascii: "=") || $0 == UInt8(ascii: ",") } ?? bytes.endIndex
-            let name = text(bytes[..<nameEnd]).trimmingCharacters(in: .whitespaces).lowercased()
+            let rawName = bytes[..<nameEnd]
+            let name = text(rawName).trimmingCharacters(in: .whitespaces).lowercased()
             bytes = bytes[nameEnd...]
             var directiveValue: String?
             if bytes.first == UInt8(ascii: "=") {
                 bytes = bytes.dropFirst()
-                while let first = bytes.first, isSpace(first) { bytes = bytes.dropFirst() }
+                // RFC 9111 §5.2: `token [ "=" ( token / quoted-string ) ]`, no whitespace around
+                // "=". `max-age =60` or `max-age= 60` has no valid value: like any invalid value
+                // it counts as the most restrictive reading (for freshness, 0).
+                if rawName.last.map(isSpace) == true || bytes.first.map(isSpace) == true {
+                    bytes = bytes[(bytes.firstIndex(of: UInt8(ascii: ",")) ?? bytes.endIndex)...]
+                    if !name.isEmpty, !name.contains(" "), directives[name] == nil { directives[name] = .some("") }
+                    continue
+                }
                 if bytes.first == UInt8(ascii: "\"") {
                     bytes = bytes.dropFirst()
                     var unquoted: [UInt8] = []

@@ -6,9 +6,15 @@ import HTTPTypes
 /// How requests map to cache entries. Nothing secret is ever stored in a key: URLs and
 /// credentials are hashed.
 enum CacheKey {
-    /// The primary key: SHA-256 of the URL and of the credentials that select whose response it is
-    /// (`Authorization`, which also carries Kakao's `KakaoAK` key, and `Cookie`).
-    static func primary(url: URL, request: HTTPRequest) -> String {
+    /// The primary key: SHA-256 of the URL and, in a private cache, of the credentials that select
+    /// whose response it is (`Authorization`, which also carries Kakao's `KakaoAK` key, and
+    /// `Cookie`), so a client that switches tokens never gets another account's answers.
+    ///
+    /// A shared cache keys on the URL alone, as RFC 9111 §2 says: what it may share is decided
+    /// when storing (§3.5: never `private`; a response to an authenticated request only when it
+    /// is `public`, `s-maxage` or `must-revalidate`), and `Vary` separates the rest.
+    static func primary(url: URL, request: HTTPRequest, mode: CacheMode = .private) -> String {
+        guard mode == .private else { return sha256("GET \(url.absoluteString)\u{0}") }
         let credential = request.headerFields[values: .authorization].joined(separator: "\n") + "\u{0}"
             + request.headerFields[values: .cookie].joined(separator: "\n")
         return sha256("GET \(url.absoluteString)\u{0}\(credential)")

@@ -38,13 +38,25 @@ public struct CacheMiddleware: ClientMiddleware {
         /// The caller's own lifetime for a URL, in seconds, replacing what the server says
         /// (private mode only). For APIs that send no useful freshness, like Hacker News.
         public var lifetimeOverride: (@Sendable (URL) -> Double?)?
+        /// Serve a stored response, flagged `stale`, when the server cannot be reached or drops
+        /// the connection (never on a status) — unless the response forbids it. RFC 9111 §4.2.4
+        /// allows this to a disconnected cache; ``serveStaleOnFailure`` implies it.
+        public var serveStaleWhenDisconnected: Bool
+        /// Targeted cache-control fields this cache obeys (RFC 9213), in order of precedence,
+        /// e.g. `CDN-Cache-Control`: the first one present in a response replaces its
+        /// `Cache-Control` and `Expires` for this cache's decisions. Empty by default.
+        public var targetedFields: [HTTPField.Name]
 
         /// Creates options.
         public init(mode: CacheMode = .private, serveStaleOnFailure: Bool = false,
+                    serveStaleWhenDisconnected: Bool = false,
                     maxEntryBytes: Int = 8 * 1024 * 1024, heuristicFraction: Double = 0.1,
-                    lifetimeOverride: (@Sendable (URL) -> Double?)? = nil) {
+                    lifetimeOverride: (@Sendable (URL) -> Double?)? = nil,
+                    targetedFields: [HTTPField.Name] = []) {
             self.mode = mode
             self.serveStaleOnFailure = serveStaleOnFailure
+            self.serveStaleWhenDisconnected = serveStaleWhenDisconnected
+            self.targetedFields = targetedFields
             self.maxEntryBytes = maxEntryBytes
             self.heuristicFraction = heuristicFraction
             self.lifetimeOverride = lifetimeOverride
@@ -94,7 +106,7 @@ public struct CacheMiddleware: ClientMiddleware {
         let requestControl = CacheControl(request.headerFields)
         let callerConditional = request.headerFields[.ifNoneMatch] != nil || request.headerFields[.ifModifiedSince] != nil
             || request.headerFields[.range] != nil
-        let key = CacheKey.primary(url: url, request: request)
+        let key = CacheKey.primary(url: url, request: request, mode: options.mode)
         let variants = (try? await store.variants(forKey: key)) ?? []
         let stored = variants.first { candidate in
             let names = CacheKey.varyNames(candidate.headers)
@@ -115,7 +127,7 @@ public struct CacheMiddleware: ClientMiddleware {
                 return await gatewayTimeout()
             }
             if request.method == .get, let transport = backgroundTransport,
-               let window = CacheControl(stored.headers).staleWhileRevalidate,
+               let window = responseControl(stored.headers).staleWhileRevalidate,
                freshness.staleness <= Double(window), !forbidsStale(stored, overridden: overrides(url)) {
                 revalidateInBackground(stored, request: request, baseURL: baseURL, url: url, transport: transport)
                 return await serve(stored, freshness: freshness, outcome: .stale, head: false)
@@ -142,7 +154,22 @@ public struct CacheMiddleware: ClientMiddleware {
     func freshness(of stored: CachedResponse, url: URL) -> Freshness {
         let override = options.mode == .private ? options.lifetimeOverride?(url) : nil
         return Freshness(stored: stored, mode: options.mode, now: now(), lifetimeOverride: override,
-                         heuristicFraction: options.heuristicFraction)
+                         heuristicFraction: options.heuristicFraction, targeted: targetedControl(stored.headers))
+    }
+
+    /// The directives of the first of ``Options/targetedFields`` present in `fields`, if any.
+    func targetedControl(_ fields: HTTPFields) -> CacheControl? {
+        for name in options.targetedFields where fields[name] != nil {
+            let control = CacheControl(fields, field: name)
+            if !control.directives.isEmpty { return control }
+        }
+        return nil
+    }
+
+    /// The response directives this cache obeys: a targeted field's when one is present, else
+    /// `Cache-Control`'s.
+    func responseControl(_ fields: HTTPFields) -> CacheControl {
+        targetedControl(fields) ?? CacheControl(fields)
     }
 
     /// Whether ``Options/lifetimeOverride`` decides the freshness of `url`. Then the caller's
@@ -155,7 +182,7 @@ public struct CacheMiddleware: ClientMiddleware {
     /// Whether `stored` may be used without contacting the server.
     /// - Parameter overridden: the caller's lifetime override applies (see ``overrides(_:)``).
     func reuse(_ stored: CachedResponse, freshness: Freshness, request: CacheControl, overridden: Bool = false) -> Reuse {
-        let response = CacheControl(stored.headers)
+        let response = responseControl(stored.headers)
         if (response.noCache && !overridden) || request.noCache { return .mustValidate }
         // `max-age=0` (a reload) always validates, whatever sub-second age the response has.
         if let maxAge = request.maxAge, maxAge == 0 || freshness.age > Double(maxAge) {
@@ -176,18 +203,20 @@ public struct CacheMiddleware: ClientMiddleware {
     /// Directives that forbid serving the response stale (§4.2.4), unless the caller's lifetime
     /// override applies (`overridden`).
     func forbidsStale(_ stored: CachedResponse, overridden: Bool = false) -> Bool {
-        let control = CacheControl(stored.headers)
+        let control = responseControl(stored.headers)
         if !overridden, control.mustRevalidate || control.noCache { return true }
         if options.mode == .shared, control.proxyRevalidate || control.sharedMaxAge != nil { return true }
         return false
     }
 
     /// Whether a failure (network error or 5xx) may be answered with `stored`, stale.
+    /// - Parameter disconnected: the failure is the connection's (no status was received, or the
+    ///   body broke off), not a `5xx`.
     func mayServeStaleOnError(_ stored: CachedResponse, freshness: Freshness, request: CacheControl,
-                              overridden: Bool = false) -> Bool {
+                              overridden: Bool = false, disconnected: Bool = false) -> Bool {
         guard !forbidsStale(stored, overridden: overridden) else { return false }
-        if options.serveStaleOnFailure { return true }
-        let windows = [CacheControl(stored.headers).staleIfError, request.staleIfError].compactMap { $0 }
+        if options.serveStaleOnFailure || (disconnected && options.serveStaleWhenDisconnected) { return true }
+        let windows = [responseControl(stored.headers).staleIfError, request.staleIfError].compactMap { $0 }
         return windows.contains { freshness.staleness <= Double($0) }
     }
 
@@ -206,7 +235,8 @@ public struct CacheMiddleware: ClientMiddleware {
             (response, responseBody) = try await next(conditional, nil, baseURL)
         } catch {
             if !(error is CancellationError), !Task.isCancelled,
-               mayServeStaleOnError(stored, freshness: freshness, request: requestControl, overridden: overrides(url)) {
+               mayServeStaleOnError(stored, freshness: freshness, request: requestControl, overridden: overrides(url),
+                                    disconnected: true) {
                 let reason = APIError.wrapping(error, url: url).description
                 return await serve(stored, freshness: freshness, outcome: .stale, head: false, staleReason: reason)
             }
@@ -226,7 +256,8 @@ public struct CacheMiddleware: ClientMiddleware {
         }
         // A new answer that breaks off mid-body, or whose JSON is not JSON, is a failed refresh too:
         // it must not replace the stored response, which is served instead when it may be.
-        let staleAllowed = mayServeStaleOnError(stored, freshness: freshness, request: requestControl, overridden: overrides(url))
+        let staleAllowed = mayServeStaleOnError(stored, freshness: freshness, request: requestControl, overridden: overrides(url),
+                                                disconnected: true)
         let fallback: ((String) async -> (HTTPResponse, HTTPBody?))? = staleAllowed ? { (reason: String) in
             await serve(stored, freshness: freshness, outcome: .stale, head: false, staleReason: reason)
         } : nil
@@ -290,14 +321,15 @@ public struct CacheMiddleware: ClientMiddleware {
     func isStorable(_ response: HTTPResponse, request: HTTPRequest, requestControl: CacheControl) -> Bool {
         let code = response.status.code
         guard request.method == .get, code >= 200, code != 206, code != 304 else { return false }
-        let control = CacheControl(response.headerFields)
+        let control = responseControl(response.headerFields)
+        let targeted = targetedControl(response.headerFields) != nil
         if requestControl.noStore || control.noStore { return false }
         if CacheKey.varyNames(response.headerFields) == ["*"] { return false }
         let shared = options.mode == .shared
         if shared, control.isPrivate { return false }
         if shared, request.headerFields[.authorization] != nil,
            !(control.isPublic || control.sharedMaxAge != nil || control.mustRevalidate) { return false }
-        if control.isPublic || control.maxAge != nil || response.headerFields[.expires] != nil { return true }
+        if control.isPublic || control.maxAge != nil || (!targeted && response.headerFields[.expires] != nil) { return true }
         if shared, control.sharedMaxAge != nil { return true }
         if !shared, control.has("private") { return true }
         return heuristicallyCacheableStatuses.contains(code)
@@ -341,7 +373,7 @@ public struct CacheMiddleware: ClientMiddleware {
         let entry = CachedResponse(
             key: key, variant: CacheKey.variant(varyNames: names, request: request.headerFields),
             url: Redaction.redact(url), status: response.status.code,
-            headers: Self.storableFields(response.headerFields, control: CacheControl(response.headerFields), mode: options.mode),
+            headers: Self.storableFields(response.headerFields, control: responseControl(response.headerFields), mode: options.mode),
             body: data, requestTime: requestTime, responseTime: now())
         try? await store.save(entry)
         return (marked, HTTPBody(data))

@@ -32,10 +32,12 @@ public struct Freshness: Sendable, Equatable {
     ///   - lifetimeOverride: a caller's own lifetime, replacing what the response says.
     ///   - heuristicFraction: the share of `Date − Last-Modified` used when the response gives no
     ///     explicit lifetime (§4.2.2; 10% by default).
+    ///   - targeted: a targeted field's directives (RFC 9213, e.g. `CDN-Cache-Control`) that
+    ///     replace `Cache-Control` and `Expires`; `nil` reads `Cache-Control`.
     public init(stored: CachedResponse, mode: CacheMode, now: Date, lifetimeOverride: Double? = nil,
-                heuristicFraction: Double = 0.1) {
+                heuristicFraction: Double = 0.1, targeted: CacheControl? = nil) {
         let headers = stored.headers
-        let control = CacheControl(headers)
+        let control = targeted ?? CacheControl(headers)
         let dateValue = headers[.date].flatMap(HTTPDate.parse) ?? stored.responseTime
         if let lifetimeOverride {
             lifetime = lifetimeOverride
@@ -43,7 +45,7 @@ public struct Freshness: Sendable, Equatable {
             lifetime = Double(sharedMaxAge)
         } else if let maxAge = control.maxAge {
             lifetime = Double(maxAge)
-        } else if let expires = headers[.expires] {
+        } else if targeted == nil, let expires = headers[.expires] {
             // An invalid Expires (e.g. "0") means already expired (§5.3).
             lifetime = HTTPDate.parse(expires).map { max(0, $0.timeIntervalSince(dateValue)) } ?? 0
         } else if heuristicallyCacheableStatuses.contains(stored.status),

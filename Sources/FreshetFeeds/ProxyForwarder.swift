@@ -13,8 +13,12 @@ import Synchronization
 /// The outbound chain, outermost first: retry → cache → rate-limit gate → transport. It differs
 /// from the apps' chain (shared/DESIGN.md §3) on purpose:
 /// - no redirect middleware: a reverse proxy passes `3xx` through to the client;
-/// - retry only after connection failures and timeouts, never on a status: the origin's `5xx`
-///   reaches the client as the origin sent it, and the origin sees each request once;
+/// - retry only when no connection to the origin could be made, never on a status or after the
+///   request may have reached the origin: the origin's `5xx` reaches the client as the origin sent
+///   it, and the origin sees each request once;
+/// - when the origin cannot be reached (or drops the connection) and a stored response may be
+///   served stale (no `must-revalidate`, `proxy-revalidate`, `s-maxage` or `no-cache`), it is
+///   served, as RFC 9111 §4.2.4 allows a disconnected cache; a `5xx` is passed through instead;
 /// - no coalescing middleware: it buffers whole bodies, which a proxy streams; the cache answers
 ///   repeated requests instead;
 /// - the rate-limit gate sits inside the cache, so a fresh hit is served even when the budget
@@ -35,10 +39,17 @@ public struct ProxyForwarder: Sendable {
     public let cache: CacheMiddleware
     private let send: @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?)
 
-    /// The retry policy of the proxy: one more attempt after a connection failure or timeout
-    /// (idempotent methods with no body or a replayable one only), never on a status.
+    /// The retry policy of the proxy: one more attempt when no connection could be made
+    /// (idempotent methods with no body or a replayable one only), never on a status, a timeout
+    /// or a connection lost mid-exchange.
     public static let retryPolicy = RetryMiddleware.Policy(
-        maxAttempts: 2, baseDelay: .milliseconds(100), maxDelay: .seconds(1), retryableStatuses: [])
+        maxAttempts: 2, baseDelay: .milliseconds(100), maxDelay: .seconds(1), retryableStatuses: [],
+        retriesAfterSending: false)
+
+    /// The targeted cache-control fields the proxy obeys, first present wins (RFC 9213):
+    /// `CDN-Cache-Control`, then `Surrogate-Control`. When one is present it replaces
+    /// `Cache-Control` and `Expires` for the proxy's own caching; all are passed on unchanged.
+    public static let targetedFields = [HTTPField.Name("CDN-Cache-Control")!, HTTPField.Name("Surrogate-Control")!]
 
     /// Creates a forwarder.
     /// - Parameters:
@@ -56,7 +67,8 @@ public struct ProxyForwarder: Sendable {
         let gate = ProxyRateLimitGate()
         let gated = GatedTransport(gate: gate, transport: transport)
         cache = CacheMiddleware(
-            store: store, options: .init(mode: mode, serveStaleOnFailure: false, maxEntryBytes: maxEntryBytes),
+            store: store, options: .init(mode: mode, serveStaleOnFailure: false, serveStaleWhenDisconnected: true,
+                           maxEntryBytes: maxEntryBytes, targetedFields: ProxyForwarder.targetedFields),
             backgroundTransport: gated)
         send = APIClient.chain(middlewares: [retry, cache, gate], transport: transport, operationID: "proxy")
     }
@@ -124,7 +136,8 @@ public struct ProxyForwarder: Sendable {
     }
 
     /// RFC 9110 §13.2.2: `If-None-Match` (weak comparison, `*` matches) decides when present;
-    /// otherwise `If-Modified-Since` against the stored `Last-Modified`.
+    /// otherwise `If-Modified-Since` against the stored `Last-Modified`, or its `Date` when it
+    /// has none (RFC 9111 §4.3.2).
     static func validatorsMatch(_ request: HTTPFields, stored: HTTPFields) -> Bool {
         let noneMatch = request[values: .ifNoneMatch]
         if !noneMatch.isEmpty {
@@ -135,7 +148,7 @@ public struct ProxyForwarder: Sendable {
             return tags.contains { opaque($0) == opaque(etag) }
         }
         guard let since = request[.ifModifiedSince].flatMap(HTTPDate.parse),
-              let lastModified = stored[.lastModified].flatMap(HTTPDate.parse) else { return false }
+              let lastModified = (stored[.lastModified] ?? stored[.date]).flatMap(HTTPDate.parse) else { return false }
         return lastModified <= since
     }
 

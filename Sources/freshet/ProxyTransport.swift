@@ -27,7 +27,7 @@ struct OriginTransport: ClientTransport {
             throw APIError.invalidRequest("the request target \(request.path ?? "") does not form a valid URL")
         }
         var outbound = HTTPClientRequest(url: url.absoluteString)
-        outbound.method = HTTPMethod(rawValue: request.method.rawValue)
+        outbound.method = Self.method(request.method)
         outbound.headers.reserveCapacity(request.headerFields.count)
         for field in request.headerFields where field.name != .contentLength && field.name != .transferEncoding {
             outbound.headers.add(name: field.name.rawName, value: field.value)
@@ -53,5 +53,15 @@ struct OriginTransport: ClientTransport {
         let length: HTTPBody.Length = fields[.contentLength].flatMap { Int64($0) }.map { .known($0) } ?? .unknown
         return (head, HTTPBody(response.body.map { ArraySlice($0.readableBytesView) }, length: length,
                                iterationBehavior: .single))
+    }
+
+    /// NIO's method for `method`, sent as spelled. NIO parses `M-SEARCH` into `.MSEARCH`, which
+    /// HTTP types then spell `MSEARCH`, and writes `.MSEARCH` without the hyphen: an origin would
+    /// get a method that does not exist. It goes out as `M-SEARCH` again.
+    static func method(_ method: HTTPRequest.Method) -> HTTPMethod {
+        switch method.rawValue {
+        case "MSEARCH", "M-SEARCH": return .RAW(value: "M-SEARCH")
+        default: return HTTPMethod(rawValue: method.rawValue)
+        }
     }
 }

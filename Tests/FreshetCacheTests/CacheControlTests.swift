@@ -145,3 +145,24 @@ struct FreshnessTests {
         #expect(Freshness(stored: response, mode: .private, now: t0, lifetimeOverride: 300).lifetime == 300)
     }
 }
+
+@Suite("Cache-Control: whitespace around = makes a directive's value invalid")
+struct CacheControlWhitespaceTests {
+    @Test("`max-age =100` and `max-age= 100` count as 0 (stale), not 100; neighbours still count",
+          arguments: ["max-age =100", "max-age= 100", "max-age = 100", "max-age\t=100"])
+    func spacedEquals(_ value: String) {
+        #expect(CacheControl(parsing: value).maxAge == 0)
+        let mixed = CacheControl(parsing: "no-store, \(value), private")
+        #expect(mixed.maxAge == 0)
+        #expect(mixed.noStore)
+        #expect(mixed.isPrivate)
+    }
+
+    @Test("Spaces around commas and after values are fine")
+    func spacedCommas() {
+        let control = CacheControl(parsing: "  max-age=100 ,  s-maxage=5  , no-cache")
+        #expect(control.maxAge == 100)
+        #expect(control.sharedMaxAge == 5)
+        #expect(control.noCache)
+    }
+}

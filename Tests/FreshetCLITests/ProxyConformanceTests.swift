@@ -1,0 +1,177 @@
+import Foundation
+import FreshetSimulator
+import FreshetTestSupport
+import Testing
+
+/// What an HTTP-caching conformance suite (such as http-tests/cache-tests) sees when it runs
+/// through `freshet proxy` as a reverse proxy: requests and responses pass unchanged except for
+/// what caching requires, byte for byte where the suite compares bytes.
+@Suite("freshet proxy: conformance-suite traffic", .timeLimit(.minutes(2)))
+struct ProxyConformanceTests {
+    /// A raw origin answer: the status line, the header lines, and the body (Content-Length set).
+    static func answer(status: String = "200 OK", _ headers: [String], body: String = "ok") -> String {
+        (["HTTP/1.1 \(status)", "Content-Length: \(body.utf8.count)", "Connection: close"] + headers)
+            .joined(separator: "\r\n") + "\r\n\r\n" + body
+    }
+
+    @Test("A miss: the request target, the client's headers and the origin's header lines arrive as sent")
+    func passThroughVerbatim() async throws {
+        let origin = try RawOrigin(responses: [Self.answer([
+            "Age: 7200", "Age: 0", "Cache-Control: max-age=1", "Cache-Control: x-ext=\"a, b\"",
+            "Set-Cookie: a=1", "Set-Cookie: b=2", "Content-Encoding: x-custom-9", "Test-Header: Mixed Case, value",
+            "Expires: Thu, 01 Jan 1970 00:00:00 GMT", "Server-Request-Count: 1",
+        ])])
+        defer { origin.stop() }
+        try await withFreshetCLI { cli in
+            try await withProxy(cli, origin: origin.url.absoluteString) { _, base in
+                let target = "/test/3c2c7d4e-5b/file.txt?q=1&b=%2F%20x&q=2"
+                let response = try await curl([
+                    base + target, "-H", "Pragma: foo", "-H", "Cache-Control: nothing-to-see-here", "-H", "Req-Num: 1",
+                    "-H", "Test-ID: 3c2c7d4e-5b", "-H", "Cookie: a=b", "-H", "Accept: */*;q=0.9",
+                ])
+                let request = try #require(origin.received.first)
+                #expect(request.requestLine == "GET \(target) HTTP/1.1")
+                #expect(request.values("Pragma") == ["foo"])
+                #expect(request.values("Cache-Control") == ["nothing-to-see-here"])
+                #expect(request.values("Req-Num") == ["1"])
+                #expect(request.values("Test-ID") == ["3c2c7d4e-5b"])
+                #expect(request.values("Cookie") == ["a=b"])
+                #expect(request.values("Accept") == ["*/*;q=0.9"])
+                #expect(request.values("Via").contains("1.1 freshet"))
+
+                #expect(response.status == 200)
+                #expect(response.body == "ok")
+                #expect(response.values("Age") == ["7200", "0"], "a miss carries the origin's Age lines, none added")
+                #expect(response.values("Cache-Control") == ["max-age=1", "x-ext=\"a, b\""])
+                #expect(response.values("Set-Cookie") == ["a=1", "b=2"])
+                #expect(response.values("Content-Encoding") == ["x-custom-9"])
+                #expect(response.values("Test-Header") == ["Mixed Case, value"])
+                #expect(response.values("Expires") == ["Thu, 01 Jan 1970 00:00:00 GMT"])
+                #expect(response.values("Server-Request-Count") == ["1"])
+                #expect(origin.received.count == 1)
+            }
+        }
+    }
+
+    @Test("M-SEARCH and other extension methods reach the origin spelled as sent, with their bodies")
+    func extensionMethods() async throws {
+        let origin = try RawOrigin(responses: [Self.answer([], body: "")])
+        defer { origin.stop() }
+        try await withFreshetCLI { cli in
+            try await withProxy(cli, origin: origin.url.absoluteString) { _, base in
+                for method in ["M-SEARCH", "PROPFIND", "PURGE"] {
+                    let response = try await curl(["-X", method, "--data-binary", "abc", base + "/test/x"])
+                    #expect(response.status == 200, "\(method)")
+                }
+                let methods = origin.received.map(\.method)
+                #expect(methods == ["M-SEARCH", "PROPFIND", "PURGE"])
+                #expect(origin.received.allSatisfy { $0.body == Data("abc".utf8) })
+            }
+        }
+    }
+
+    @Test("The origin drops the connection: a stored response that allows it is served stale, once, no retry; must-revalidate gives 502")
+    func disconnectServesStale() async throws {
+        try await withFreshetCLI { cli in
+            let control = SimControl(cli.sim)
+            try await control.script("stale-close", headers: [("Cache-Control", "max-age=0"), ("Req-Num", "1")], body: "stored")
+            try await control.script("mr-close", headers: [("Cache-Control", "max-age=0, must-revalidate")], body: "stored")
+            try await withProxy(cli) { _, base in
+                for name in ["stale-close", "mr-close"] {
+                    #expect(try await curl([base + "/scripted/\(name)"]).header("X-Cache") == "MISS")
+                    await cli.sim.simulator.injectFaultMode(FaultMode(route: "/scripted/\(name)", mode: .resetMidBody, times: 5, bytes: 1))
+                }
+                let stale = try await curl([base + "/scripted/stale-close"])
+                #expect(stale.status == 200)
+                #expect(stale.body == "stored")
+                #expect(stale.header("X-Cache") == "STALE")
+                #expect(stale.header("Age") != nil)
+                #expect(try await entries(control, "/scripted/stale-close").count == 2, "one origin request per client request")
+
+                let refused = try await curl([base + "/scripted/mr-close"])
+                #expect(refused.status == 502)
+                #expect(refused.body != "stored")
+                #expect(try await entries(control, "/scripted/mr-close").count == 2, "no retry after a lost connection")
+            }
+        }
+    }
+
+    @Test("An origin 5xx passes through to the client, not the stored response")
+    func serverErrorPassesThrough() async throws {
+        try await withFreshetCLI { cli in
+            let control = SimControl(cli.sim)
+            try await control.script("five", headers: [("Cache-Control", "max-age=0")], body: "stored")
+            try await withProxy(cli) { _, base in
+                #expect(try await curl([base + "/scripted/five"]).status == 200)
+                try await control.fault(route: "/scripted/five", status: 503, times: 5, body: "down")
+                let failed = try await curl([base + "/scripted/five"])
+                #expect(failed.status == 503)
+                #expect(failed.body == "down")
+                #expect(try await entries(control, "/scripted/five").count == 2)
+            }
+        }
+    }
+
+    @Test("CDN-Cache-Control, then Surrogate-Control, replace Cache-Control for the proxy; all pass on unchanged")
+    func targetedFields() async throws {
+        try await withFreshetCLI { cli in
+            let control = SimControl(cli.sim)
+            let cases: [(name: String, headers: [(String, String)], cached: Bool)] = [
+                ("cdn-no-store", [("Cache-Control", "max-age=10000"), ("CDN-Cache-Control", "no-store")], false),
+                ("cdn-fresh", [("Cache-Control", "no-store"), ("CDN-Cache-Control", "max-age=3600")], true),
+                ("cdn-private", [("Cache-Control", "max-age=10000"), ("CDN-Cache-Control", "private")], false),
+                ("cdn-no-cache", [("Cache-Control", "max-age=10000"), ("CDN-Cache-Control", "no-cache")], false),
+                ("cdn-over-expires", [("Expires", "Thu, 01 Jan 2099 00:00:00 GMT"), ("CDN-Cache-Control", "max-age=0")], false),
+                ("surrogate-no-store", [("Cache-Control", "max-age=10000"), ("Surrogate-Control", "no-store")], false),
+                ("surrogate-fresh", [("Cache-Control", "no-store"), ("Surrogate-Control", "max-age=3600")], true),
+                ("cdn-before-surrogate", [("CDN-Cache-Control", "max-age=3600"), ("Surrogate-Control", "no-store")], true),
+                ("plain", [("Cache-Control", "max-age=3600")], true),
+            ]
+            for item in cases { try await control.script(item.name, headers: item.headers, body: item.name) }
+            try await withProxy(cli) { _, base in
+                for item in cases {
+                    let first = try await curl([base + "/scripted/\(item.name)"])
+                    for (field, value) in item.headers where field != "Expires" {
+                        #expect(first.header(field) == value, "\(item.name): \(field) passes on")
+                    }
+                    let second = try await curl([base + "/scripted/\(item.name)"])
+                    #expect(second.body == item.name)
+                    let count = try await entries(control, "/scripted/\(item.name)").count
+                    #expect(count == (item.cached ? 1 : 2), "\(item.name): \(count) origin requests")
+                    #expect((second.header("X-Cache") == "HIT") == item.cached, "\(item.name): \(second.header("X-Cache") ?? "-")")
+                }
+            }
+        }
+    }
+
+    @Test("If-Modified-Since against a stored response without Last-Modified compares with its Date")
+    func modifiedSinceUsesDate() async throws {
+        try await withFreshetCLI { cli in
+            let control = SimControl(cli.sim)
+            try await control.script("no-lm", headers: [("Cache-Control", "max-age=10000")], body: "body")
+            try await withProxy(cli) { _, base in
+                let first = try await curl([base + "/scripted/no-lm"])
+                let date = try #require(first.header("Date"))
+                let later = try #require(HTTPDateText.adding(60, to: date))
+                let earlier = try #require(HTTPDateText.adding(-86_400, to: date))
+                let notModified = try await curl([base + "/scripted/no-lm", "-H", "If-Modified-Since: \(later)"])
+                #expect(notModified.status == 304)
+                let modified = try await curl([base + "/scripted/no-lm", "-H", "If-Modified-Since: \(earlier)"])
+                #expect(modified.status == 200)
+                #expect(modified.body == "body")
+                #expect(try await entries(control, "/scripted/no-lm").count == 1)
+            }
+        }
+    }
+}
+
+/// IMF-fixdate arithmetic for the tests.
+enum HTTPDateText {
+    static func adding(_ seconds: TimeInterval, to text: String) -> String? {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        return formatter.date(from: text).map { formatter.string(from: $0.addingTimeInterval(seconds)) }
+    }
+}
