@@ -151,6 +151,7 @@ public struct APIClient: Sendable {
             throw APIError.bodyTooLarge(limit: limit, url: Redaction.redact(url))
         }
         var data = Data()
+        if case .known(let length) = body.length { data.reserveCapacity(Int(length)) }
         for try await chunk in body {
             guard data.count + chunk.count <= limit else {
                 throw APIError.bodyTooLarge(limit: limit, url: Redaction.redact(url))

@@ -8,11 +8,15 @@ import Synchronization
 ///
 /// Requests are identical when method, URL and every header that can change the answer
 /// (`Authorization`, `Accept`, `Accept-Language`, `Cookie`, conditional headers) are equal, so
-/// two users' requests never share a response. The shared response body is read once (up to
-/// ``maxBodyBytes``) and replayed to every waiter.
+/// two users' requests never share a response.
 ///
-/// One waiter cancelling does not disturb the others; when every waiter has cancelled, the
-/// exchange is cancelled too.
+/// The first request (the owner) runs the exchange in its own task; identical requests that
+/// arrive before the answer is complete wait for it. The body is read once, up to
+/// ``maxBodyBytes``, before the answer is handed on — so a body that breaks off mid-way is a
+/// failed exchange the retry middleware outside can repeat — and replayed to every waiter.
+///
+/// A waiter cancelling leaves alone. When the owner is cancelled its exchange ends; the waiters
+/// still waiting are not failed: one of them starts the exchange again and the rest join it.
 public struct CoalescingMiddleware: ClientMiddleware {
     /// The largest body that is shared; a larger one fails every waiter with
     /// ``APIError/bodyTooLarge(limit:url:)``.
@@ -32,43 +36,54 @@ public struct CoalescingMiddleware: ClientMiddleware {
         _ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String,
         next: @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?)
     ) async throws -> (HTTPResponse, HTTPBody?) {
-        guard request.method == .get || request.method == .head, body == nil,
-              let url = request.url(relativeTo: baseURL) else {
+        guard request.method == .get || request.method == .head, body == nil, let path = request.path else {
             return try await next(request, body, baseURL)
         }
-        let key = Key(method: request.method.rawValue, url: url.absoluteString, varying: Self.varyingHeaders(request))
-        let (exchange, isOwner) = registry.join(key)
-        guard isOwner else {
-            return Self.deliver(try await exchange.value(), for: request)
-        }
-        // The owner runs the exchange in a task of its own so that its cancellation does not end
-        // the exchange for the other waiters; since `next` is only valid during this call, the
-        // owner returns only after that task has ended (at once when every waiter has left).
-        let limit = maxBodyBytes
-        let registry = self.registry
-        let outcome: Result<Exchange.Output, any Error> = await withoutActuallyEscaping(next) { next in
-            let task = Task {
-                let result: Result<Exchange.Output, any Error>
-                do {
-                    let (response, responseBody) = try await next(request, body, baseURL)
-                    result = .success((response, try await APIClient.collect(responseBody, limit: limit, url: url)))
-                } catch {
-                    result = .failure(error)
-                }
-                registry.remove(key, exchange)
-                exchange.complete(result)
+        let key = Key(method: request.method.rawValue, base: baseURL.absoluteString, path: path,
+                      varying: Self.varyingHeaders(request))
+        while true {
+            let (exchange, isOwner) = registry.join(key)
+            if isOwner {
+                return try await run(exchange, key: key, request: request, baseURL: baseURL, next: next)
             }
-            exchange.attach(task)
-            let outcome: Result<Exchange.Output, any Error>
             do {
-                outcome = .success(try await exchange.value())
-            } catch {
-                outcome = .failure(error)
+                return Self.deliver(try await exchange.value(), for: request)
+            } catch is OwnerLeft {
+                // The owner was cancelled: start over, unless this request was cancelled too.
+                if Task.isCancelled { throw CancellationError() }
+                continue
             }
-            await task.value
-            return outcome
         }
-        return Self.deliver(try outcome.get(), for: request)
+    }
+
+    /// The owner's side: sends the request, reads the body once and hands it to every waiter.
+    private func run(
+        _ exchange: Exchange, key: Key, request: HTTPRequest, baseURL: URL,
+        next: @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?)
+    ) async throws -> (HTTPResponse, HTTPBody?) {
+        let response: HTTPResponse
+        let responseBody: HTTPBody?
+        do {
+            (response, responseBody) = try await next(request, nil, baseURL)
+        } catch {
+            registry.remove(key, exchange)
+            exchange.complete(.failure(Task.isCancelled ? OwnerLeft() : error))
+            throw error
+        }
+        let result: Result<Exchange.Output, any Error>
+        do {
+            result = .success((response, try await APIClient.collect(responseBody, limit: maxBodyBytes, url: baseURL)))
+        } catch APIError.bodyTooLarge(let limit, _) {
+            // The URL is built for the message only.
+            let url = request.url(relativeTo: baseURL).map(Redaction.redact) ?? Redaction.redact(baseURL)
+            result = .failure(APIError.bodyTooLarge(limit: limit, url: url))
+        } catch {
+            result = .failure(Task.isCancelled ? OwnerLeft() : error)
+        }
+        registry.remove(key, exchange)
+        exchange.complete(result)
+        if case .failure(let error) = result, error is OwnerLeft { throw CancellationError() }
+        return Self.deliver(try result.get(), for: request)
     }
 
     private static func deliver(_ output: Exchange.Output, for request: HTTPRequest) -> (HTTPResponse, HTTPBody?) {
@@ -81,9 +96,13 @@ public struct CoalescingMiddleware: ClientMiddleware {
         return names.map { request.headerFields[values: $0].joined(separator: ", ") }
     }
 
+    /// The waiters' error when the owner was cancelled before the answer was complete.
+    struct OwnerLeft: Error {}
+
     struct Key: Hashable, Sendable {
         var method: String
-        var url: String
+        var base: String
+        var path: String
         var varying: [String]
     }
 
@@ -117,23 +136,12 @@ public struct CoalescingMiddleware: ClientMiddleware {
             var waiters: [Int: CheckedContinuation<Output, any Error>] = [:]
             var nextWaiter = 0
             var result: Result<Output, any Error>?
-            var task: Task<Void, Never>?
-            var abandoned = false
         }
         private let state = Mutex(State())
 
-        /// Whether a new waiter may still join (not finished, not abandoned by every waiter).
+        /// Whether a new waiter may still join (no answer yet).
         var acceptsWaiters: Bool {
-            state.withLock { $0.result == nil && !$0.abandoned }
-        }
-
-        /// Gives the exchange the task running it, so it can be cancelled when every waiter leaves.
-        func attach(_ task: Task<Void, Never>) {
-            let cancelNow = state.withLock { state -> Bool in
-                state.task = task
-                return state.abandoned
-            }
-            if cancelNow { task.cancel() }
+            state.withLock { $0.result == nil }
         }
 
         /// Waits for the shared result; cancelling the caller removes only this waiter.
@@ -158,16 +166,8 @@ public struct CoalescingMiddleware: ClientMiddleware {
         }
 
         private func leave(_ id: Int) {
-            let (continuation, task) = state.withLock { state -> (CheckedContinuation<Output, any Error>?, Task<Void, Never>?) in
-                guard let continuation = state.waiters.removeValue(forKey: id) else { return (nil, nil) }
-                if state.waiters.isEmpty, state.result == nil {
-                    state.abandoned = true
-                    return (continuation, state.task)
-                }
-                return (continuation, nil)
-            }
+            let continuation = state.withLock { $0.waiters.removeValue(forKey: id) }
             continuation?.resume(throwing: CancellationError())
-            task?.cancel()
         }
 
         /// Delivers the result to every waiter.

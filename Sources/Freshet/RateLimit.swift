@@ -110,8 +110,12 @@ public struct RateLimitMiddleware: ClientMiddleware {
         _ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String,
         next: @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?)
     ) async throws -> (HTTPResponse, HTTPBody?) {
-        let url = request.url(relativeTo: baseURL)
-        let resource = resourceForPath(url?.path ?? request.path ?? "/")
+        // The resource from the full path (base path + request path) without building a URL;
+        // the URL itself only for messages.
+        let requestPath = request.path.map { $0.split(separator: "?", maxSplits: 1).first.map(String.init) ?? $0 } ?? "/"
+        let basePath = baseURL.path.hasSuffix("/") ? String(baseURL.path.dropLast()) : baseURL.path
+        let resource = resourceForPath(basePath + requestPath)
+        var url: URL? { request.url(relativeTo: baseURL) }
         if let budget = tracker.budget(for: resource) {
             let untilReset = budget.resetAt.timeIntervalSince(now())
             if budget.remaining <= 0, untilReset > 0 {

@@ -31,14 +31,19 @@ public struct RedirectMiddleware: ClientMiddleware {
         var current = request
         var currentBody = body
         var currentBase = baseURL
-        guard var currentURL = request.url(relativeTo: baseURL) else { return try await next(request, body, baseURL) }
-        var chain = [currentURL]
+        // The URL is only built once a redirect arrives: most exchanges never need it.
+        var chain: [URL] = []
         while true {
             let (response, responseBody) = try await next(current, currentBody, currentBase)
             guard Self.redirectStatuses.contains(response.status.code),
                   let location = response.headerFields[.location] else {
                 return (response, responseBody)
             }
+            if chain.isEmpty {
+                guard let first = request.url(relativeTo: baseURL) else { return (response, responseBody) }
+                chain = [first]
+            }
+            let currentURL = chain[chain.count - 1]
             let shown = Redaction.redact(currentURL)
             guard chain.count <= maxRedirects else {
                 throw APIError.redirectRefused(reason: "more than \(maxRedirects) redirects", url: shown)
@@ -73,7 +78,6 @@ public struct RedirectMiddleware: ClientMiddleware {
             }
             current.path = split.target
             currentBase = split.origin
-            currentURL = target
             chain.append(target)
         }
     }

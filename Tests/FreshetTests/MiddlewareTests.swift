@@ -177,6 +177,28 @@ struct MiddlewareTests {
         }
     }
 
+    @Test("The owner cancelled: its waiter is not failed, it runs the exchange again")
+    func coalescingOwnerCancelled() async throws {
+        let coalescing = CoalescingMiddleware()
+        try await withSimClient(middlewares: [coalescing]) { sim, client in
+            let control = SimControl(sim)
+            try await control.setLatency(route: "/users/octocat", milliseconds: 400)
+            let endpoint = Endpoint<Login>.get("users", "octocat")
+            let owner = Task { () async throws(APIError) in try await client.value(endpoint) }
+            #expect(try await eventually { try await control.log().count == 1 })
+            let waiter = Task { () async throws(APIError) in try await client.value(endpoint) }
+            // The waiter has joined: no second request while the first is in flight.
+            #expect(coalescing.inFlightCount == 1)
+            owner.cancel()
+            #expect(await owner.result.apiError == .cancelled)
+            #expect(try await waiter.value.login == "octocat")
+            let log = try await control.log()
+            #expect(log.count <= 2, "at most one more exchange: \(log.map(\.path))")
+            #expect(log.last?.status == 200)
+            #expect(coalescing.inFlightCount == 0)
+        }
+    }
+
     @Test("A 403 with remaining 0 becomes rateLimited, and the spent budget is not spent again")
     func rateLimitBudget() async throws {
         let tracker = RateLimitTracker()
