@@ -5,7 +5,6 @@ import HTTPTypes
 import NIOCore
 import NIOHTTP1
 import NIOPosix
-import OpenAPIAsyncHTTPClient
 import OpenAPIRuntime
 import OpenAPIURLSession
 
@@ -49,8 +48,7 @@ public enum Transports {
     /// - Parameter timeout: the deadline for one whole request.
     public static func asyncHTTPClient(timeout: Duration = requestTimeout) -> any ClientTransport {
         let nanoseconds = timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000
-        let transport = AsyncHTTPClientTransport(configuration: .init(
-            client: sharedHTTPClient, timeout: .nanoseconds(nanoseconds)))
+        let transport = HTTPClientTransport(headTimeout: .nanoseconds(nanoseconds))
         // AsyncHTTPClient's deadline ends when the response head arrives; the body is held to it here.
         return ClassifyingTransport(base: transport, deadline: timeout)
     }

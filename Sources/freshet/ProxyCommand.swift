@@ -65,7 +65,7 @@ struct ProxyCommand: AsyncParsableCommand {
             printError("error: could not open the database in \(directory.path): \(error)")
             throw ExitStatus.failure
         }
-        let transport = ClassifyingTransport(base: OriginTransport(headTimeout: .seconds(Int64(timeout))))
+        let transport = ClassifyingTransport(base: HTTPClientTransport(headTimeout: .seconds(Int64(timeout))))
         let forwarder = ProxyForwarder(
             origin: originURL, store: SQLiteCacheStore(database: database),
             mode: privateCache ? .private : .shared, maxEntryBytes: maxEntryBytes, transport: transport)

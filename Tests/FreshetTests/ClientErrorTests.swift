@@ -115,3 +115,20 @@ struct ClientErrorTests {
         #expect(APIError.unreachable(url: shown, reason: "x").description.contains("Could not connect"))
     }
 }
+
+@Suite("The default transport on the wire")
+struct TransportWireTests {
+    @Test("Repeated response header lines all arrive, in order (Set-Cookie, Link, Cache-Control)")
+    func repeatedHeaderLines() async throws {
+        try await withSimClient { sim, client in
+            try await SimControl(sim).script("repeated", headers: [
+                ("Set-Cookie", "a=1"), ("Set-Cookie", "b=2"), ("Link", "<https://x/2>; rel=\"next\""),
+                ("Link", "<https://x/9>; rel=\"last\""), ("Cache-Control", "max-age=60"), ("Cache-Control", "public"),
+            ])
+            let response = try await client.send(Endpoint<Data>.raw("scripted", "repeated"))
+            #expect(response.headers[values: .setCookie] == ["a=1", "b=2"])
+            #expect(response.headers[values: .link] == ["<https://x/2>; rel=\"next\"", "<https://x/9>; rel=\"last\""])
+            #expect(response.headers[values: .cacheControl] == ["max-age=60", "public"])
+        }
+    }
+}

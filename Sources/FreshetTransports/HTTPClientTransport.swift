@@ -1,26 +1,37 @@
 import AsyncHTTPClient
 import Foundation
 import Freshet
-import FreshetTransports
 import HTTPTypes
 import NIOCore
 import NIOHTTP1
 import OpenAPIRuntime
 
-/// The proxy's way to the origin: the shared AsyncHTTPClient pool (redirects off, fail-fast
-/// connect), streaming both bodies.
+/// A `ClientTransport` over AsyncHTTPClient that streams both bodies and keeps every header
+/// line of the response, in order and as spelled.
 ///
-/// It exists beside `Transports.asyncHTTPClient()` because a proxy must keep every header line:
-/// swift-openapi-async-http-client 1.5 builds the response fields with `fields[name] = value`,
-/// so of a repeated field (`Set-Cookie`, `Cache-Control` on two lines, `Link`, `Vary`, …) only
-/// the last line survives. Here every line is appended, in order.
-struct OriginTransport: ClientTransport {
+/// Freshet uses it instead of swift-openapi-async-http-client's transport, which (1.5) builds
+/// the response fields with `fields[name] = value`: of a repeated field (`Set-Cookie`,
+/// `Cache-Control` on two lines, `Link`, `Vary`, `Age`, …) only the last line survived — wrong
+/// for an HTTP cache and fatal for a proxy. Extension methods are sent as spelled (NIO would
+/// write `M-SEARCH` as `MSEARCH`).
+///
+/// Errors are AsyncHTTPClient's and NIO's; wrap it in ``ClassifyingTransport`` (as
+/// ``Transports/asyncHTTPClient(timeout:)`` does) to get `TransportFailure`s.
+public struct HTTPClientTransport: ClientTransport {
     /// The deadline for the response head; the body then streams as long as data keeps coming
-    /// (the shared client's read timeout applies between reads).
-    var headTimeout: TimeAmount
-    var client: HTTPClient = Transports.sharedHTTPClient
+    /// (the client's read timeout applies between reads).
+    public var headTimeout: TimeAmount
+    /// The client whose connection pool is used (default: ``Transports/sharedHTTPClient``).
+    public var client: HTTPClient
 
-    func send(_ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String) async throws
+    /// Creates the transport.
+    public init(headTimeout: TimeAmount, client: HTTPClient = Transports.sharedHTTPClient) {
+        self.headTimeout = headTimeout
+        self.client = client
+    }
+
+    /// Sends `request` to `baseURL` + its path; the response body streams as it arrives.
+    public func send(_ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String) async throws
         -> (HTTPResponse, HTTPBody?)
     {
         guard let url = request.url(relativeTo: baseURL) else {
