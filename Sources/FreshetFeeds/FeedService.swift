@@ -41,15 +41,15 @@ public struct FeedService: Sendable {
     }
 
     /// The stored events of `repositories`, merged, newest first (no network).
-    public func stored(_ repositories: [RepositoryName], limit: Int) -> [GitHubEvent] {
-        (try? store.events(repositories: repositories.map(\.description), limit: limit)) ?? []
+    public func stored(_ repositories: [RepositoryName], limit: Int) async -> [GitHubEvent] {
+        (try? await store.events(repositories: repositories.map(\.description), limit: limit)) ?? []
     }
 
     /// Fetches `repository`'s events (from the cache while fresh, else conditionally) and merges
     /// them into the store. A failure leaves the store as it was.
     /// - Parameter force: revalidate even while the cached response is fresh (`--refresh`).
     public func refresh(_ repository: RepositoryName, force: Bool = false) async throws(APIError) -> FeedRefresh {
-        try merge(await client.sendOrStored(Self.endpoint(repository, force: force)), into: repository)
+        try await merge(await client.sendOrStored(Self.endpoint(repository, force: force)), into: repository)
     }
 
     /// Refreshes several repositories with at most `concurrency` requests at once (GitHub asks
@@ -61,9 +61,16 @@ public struct FeedService: Sendable {
         let endpoints = repositories.map { Self.endpoint($0, force: force) }
         for await item in client.fanOutOrdered(endpoints, maxConcurrent: concurrency) {
             let repository = repositories[item.offset]
-            results.append(item.result.flatMap { response in
-                Result { () throws(APIError) in try merge(response, into: repository) }
-            })
+            switch item.result {
+            case .success(let response):
+                do {
+                    results.append(.success(try await merge(response, into: repository)))
+                } catch {
+                    results.append(.failure(error))
+                }
+            case .failure(let error):
+                results.append(.failure(error))
+            }
         }
         return results
     }
@@ -83,10 +90,10 @@ public struct FeedService: Sendable {
         return endpoint
     }
 
-    private func merge(_ response: Response<[GitHubEvent]>, into repository: RepositoryName) throws(APIError) -> FeedRefresh {
+    private func merge(_ response: Response<[GitHubEvent]>, into repository: RepositoryName) async throws(APIError) -> FeedRefresh {
         let added: [GitHubEvent]
         do {
-            added = try store.merge(response.value, into: repository.description)
+            added = try await store.merge(response.value, into: repository.description)
         } catch {
             throw .invalidRequest("the events could not be stored: \(error)")
         }

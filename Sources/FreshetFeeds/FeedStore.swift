@@ -38,9 +38,9 @@ public struct FeedStore: Sendable {
     public static func key(_ repository: String) -> String { repository.lowercased() }
 
     /// The newest `limit` events of the given repositories, merged, newest first.
-    public func events(repositories: [String], limit: Int) throws -> [GitHubEvent] {
+    public func events(repositories: [String], limit: Int) async throws -> [GitHubEvent] {
         let keys = repositories.map(Self.key)
-        return try database.pool.read { db in
+        return try await database.pool.read { db in
             let marks = databaseQuestionMarks(count: keys.count)
             let rows = try Row.fetchAll(db, sql: """
                 SELECT json FROM feed_event WHERE repo IN (\(marks))
@@ -56,9 +56,9 @@ public struct FeedStore: Sendable {
     /// Adds `events` to `repository`'s feed, keeping each `id` once and only the newest
     /// ``maxPerRepository``. Returns the events that were not stored before.
     @discardableResult
-    public func merge(_ events: [GitHubEvent], into repository: String) throws -> [GitHubEvent] {
+    public func merge(_ events: [GitHubEvent], into repository: String) async throws -> [GitHubEvent] {
         let key = Self.key(repository)
-        return try database.pool.write { db in
+        return try await database.pool.write { db in
             var added: [GitHubEvent] = []
             for event in events {
                 let exists = try Bool.fetchOne(
@@ -79,19 +79,19 @@ public struct FeedStore: Sendable {
     }
 
     /// How many events are stored for `repository`.
-    public func count(repository: String) throws -> Int {
-        try database.pool.read { db in
+    public func count(repository: String) async throws -> Int {
+        try await database.pool.read { db in
             try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM feed_event WHERE repo = ?", arguments: [Self.key(repository)]) ?? 0
         }
     }
 
     /// How many events are stored in all.
-    public func totalCount() throws -> Int {
-        try database.pool.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM feed_event") ?? 0 }
+    public func totalCount() async throws -> Int {
+        try await database.pool.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM feed_event") ?? 0 }
     }
 
     /// Removes every stored event.
-    public func removeAll() throws {
-        try database.pool.write { db in try db.execute(sql: "DELETE FROM feed_event") }
+    public func removeAll() async throws {
+        try await database.pool.write { db in try db.execute(sql: "DELETE FROM feed_event") }
     }
 }

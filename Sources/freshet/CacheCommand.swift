@@ -17,7 +17,7 @@ struct CacheCommand: AsyncParsableCommand {
         func run() async throws {
             let context = try common.makeContext()
             let stats = try await context.cacheStore.stats()
-            let feedEvents = try FeedStore(database: context.database).totalCount()
+            let feedEvents = try await FeedStore(database: context.database).totalCount()
             let path = context.database.path.path
             if common.json {
                 struct Report: Encodable {
@@ -66,9 +66,9 @@ struct CacheCommand: AsyncParsableCommand {
             let context = try common.makeContext()
             let before = try await context.cacheStore.stats()
             let feed = FeedStore(database: context.database)
-            let events = try feed.totalCount()
+            let events = try await feed.totalCount()
             try await context.cacheStore.removeAll()
-            try feed.removeAll()
+            try await feed.removeAll()
             output("removed \(before.entries) cached responses and \(events) stored events")
         }
     }

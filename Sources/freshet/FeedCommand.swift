@@ -56,7 +56,7 @@ struct FeedCommand: AsyncParsableCommand {
         let multi = repositories.count > 1
         let subject = multi ? "the feeds" : "repository \(repositories[0])"
 
-        let stored = feed.stored(repositories, limit: limit)
+        let stored = await feed.stored(repositories, limit: limit)
         let live = Terminal.stdoutIsTTY && !common.json
         var shownLines = 0
         var progressShown = false
@@ -77,7 +77,7 @@ struct FeedCommand: AsyncParsableCommand {
             case .failure(let error): failures.append((repositories[index], error))
             }
         }
-        let events = feed.stored(repositories, limit: limit)
+        let events = await feed.stored(repositories, limit: limit)
         if events.isEmpty, let (repository, error) = failures.first {
             throw report(error, subject: multi ? "the feed of \(repository)" : subject)
         }

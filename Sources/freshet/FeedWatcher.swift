@@ -59,7 +59,7 @@ struct FeedWatcher {
                 }
             }
             interval = max(Self.minimumInterval, intervals.max() ?? Self.minimumInterval)
-            let events = feed.stored(repositories, limit: limit)
+            let events = await feed.stored(repositories, limit: limit)
             let known = Set(shown.map(\.id))
             let fresh = events.filter { !known.contains($0.id) }
             if Terminal.stdoutIsTTY {
