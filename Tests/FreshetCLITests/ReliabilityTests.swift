@@ -355,22 +355,6 @@ private final class ProcessHandle: @unchecked Sendable {
 
 // MARK: - Hostile arguments
 
-/// Decodes `%XX` escapes byte by byte (Foundation's `removingPercentEncoding` drops a leading BOM).
-private func percentDecoded(_ text: Substring) -> String? {
-    var bytes: [UInt8] = []
-    var utf8 = text.utf8.makeIterator()
-    while let byte = utf8.next() {
-        guard byte == UInt8(ascii: "%") else {
-            bytes.append(byte)
-            continue
-        }
-        guard let high = utf8.next(), let low = utf8.next(),
-              let value = UInt8(String(decoding: [high, low], as: UTF8.self), radix: 16) else { return nil }
-        bytes.append(value)
-    }
-    return String(validating: bytes, as: UTF8.self)
-}
-
 /// A logged request target split into its path segments (still encoded) and decoded query items.
 private func parseTarget(_ target: String) -> (segments: [Substring], query: [String: String?]) {
     let parts = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)

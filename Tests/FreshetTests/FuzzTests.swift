@@ -404,22 +404,6 @@ struct FuzzTests {
     }
 }
 
-/// Decodes `%XX` escapes byte by byte (Foundation's `removingPercentEncoding` drops a leading BOM).
-private func percentDecoded(_ text: String) -> String? {
-    var bytes: [UInt8] = []
-    var utf8 = text.utf8.makeIterator()
-    while let byte = utf8.next() {
-        guard byte == UInt8(ascii: "%") else {
-            bytes.append(byte)
-            continue
-        }
-        guard let high = utf8.next(), let low = utf8.next(),
-              let value = UInt8(String(decoding: [high, low], as: UTF8.self), radix: 16) else { return nil }
-        bytes.append(value)
-    }
-    return String(validating: bytes, as: UTF8.self)
-}
-
 extension Array where Element == String {
     /// `(first, second)` of a one- or two-element split.
     fileprivate func splitPair() -> (String, String?) {
