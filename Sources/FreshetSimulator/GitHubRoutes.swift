@@ -95,7 +95,7 @@ extension Simulator {
             let etag = "W/\"" + Hashing.hex128(body + "\u{0}" + (token ?? "")) + "\""
             headers.set("ETag", etag)
             if let lastModified { headers.set("Last-Modified", SimDate.rfc1123(lastModified)) }
-            if pollInterval { headers.set("X-Poll-Interval", "60") }
+            if pollInterval { headers.set("X-Poll-Interval", String(configuration.pollInterval)) }
             if let link { headers.set("Link", link) }
 
             var notModified = false

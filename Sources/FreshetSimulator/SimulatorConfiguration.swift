@@ -24,6 +24,8 @@ public struct SimulatorConfiguration: Sendable {
     /// When `false`, GitHub budgets are never decremented and never exhausted
     /// (the `X-RateLimit-*` headers are still sent).
     public var enforceRateLimits: Bool
+    /// The `X-Poll-Interval` (seconds) sent with repository events; GitHub sends 60.
+    public var pollInterval: Int = 60
     /// The instant generated timestamps count back from; `nil` means the moment the
     /// ``Simulator`` is created. Set it to get byte-identical output across runs.
     public var anchorDate: Date?

@@ -39,12 +39,18 @@ struct FreshetSim: AsyncParsableCommand {
     @Option(name: .customLong("kakao-key"), help: "The only Kakao REST API key accepted (Authorization: KakaoAK <key>).")
     var kakaoKey = "sim-kakao-key"
 
+    @Option(name: .customLong("poll-interval"), help: "The X-Poll-Interval (seconds) sent with repository events.")
+    var pollInterval = 60
+
     @Option(name: .customLong("repo"), help: "A repository (owner/name) to guarantee; repeatable. Defaults to well-known Swift repositories.")
     var repos: [String] = []
 
     func validate() throws {
         guard ["127.0.0.1", "::1", "localhost"].contains(host.lowercased()) else {
             throw ValidationError("--host must be a loopback address (127.0.0.1, ::1 or localhost); the simulator never listens beyond this machine.")
+        }
+        guard (1...86_400).contains(pollInterval) else {
+            throw ValidationError("--poll-interval must be between 1 and 86400 seconds.")
         }
         guard (0...65_535).contains(port) else {
             throw ValidationError("--port must be between 0 and 65535.")
@@ -54,6 +60,7 @@ struct FreshetSim: AsyncParsableCommand {
     func run() async throws {
         var configuration = SimulatorConfiguration(seed: seed, kakaoAPIKey: kakaoKey, enforceRateLimits: !noRateLimits)
         if !repos.isEmpty { configuration.repos = repos }
+        configuration.pollInterval = pollInterval
         let simulator = Simulator(configuration: configuration)
         let displayHost = host.contains(":") ? "[\(host)]" : host
         let bindHost = host

@@ -71,9 +71,12 @@ struct FeedCommand: AsyncParsableCommand {
         let results = await feed.refresh(repositories, force: common.refresh)
         var failures: [(RepositoryName, APIError)] = []
         var staleReasons: [String] = []
+        var pollIntervals: [Int] = []
         for (index, result) in results.enumerated() {
             switch result {
-            case .success(let refresh): if let reason = refresh.staleReason { staleReasons.append(reason) }
+            case .success(let refresh):
+                if let reason = refresh.staleReason { staleReasons.append(reason) }
+                if let poll = refresh.pollInterval { pollIntervals.append(poll) }
             case .failure(let error): failures.append((repositories[index], error))
             }
         }
@@ -100,7 +103,7 @@ struct FeedCommand: AsyncParsableCommand {
         }
         if watch {
             try await FeedWatcher(feed: feed, repositories: repositories, limit: limit, multi: multi, context: context)
-                .run(initial: events)
+                .run(initial: events, interval: FeedWatcher.interval(pollIntervals))
             return
         }
         if !staleReasons.isEmpty {

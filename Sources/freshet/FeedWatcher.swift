@@ -5,9 +5,10 @@ import FreshetFeeds
 import GitHubAPI
 @preconcurrency import Rainbow
 
-/// `freshet feed --watch`: polls no faster than GitHub's `X-Poll-Interval`, shows new events on
-/// top as they arrive, and the rate-limit budget with the time of the next poll. Ctrl-C ends it
-/// cleanly (exit 0).
+/// `freshet feed --watch`: polls no faster than the server's `X-Poll-Interval` (GitHub: 60 s;
+/// 60 s when it sends none), each poll a conditional request (an unchanged feed is a `304`),
+/// shows new events on top as they arrive, and the rate-limit budget with the time of the next
+/// poll. Ctrl-C ends it cleanly (exit 0).
 struct FeedWatcher {
     let feed: FeedService
     let repositories: [RepositoryName]
@@ -15,12 +16,17 @@ struct FeedWatcher {
     let multi: Bool
     let context: AppContext
 
-    /// The shortest wait between polls, whatever the server says.
-    static let minimumInterval = 60
+    /// The wait between polls when the server names none.
+    static let defaultInterval = 60
 
-    func run(initial: [GitHubEvent]) async throws {
+    /// The wait the server asks for (the longest of several feeds'), at least 1 s.
+    static func interval(_ pollIntervals: [Int]) -> Int {
+        max(1, pollIntervals.max() ?? defaultInterval)
+    }
+
+    func run(initial: [GitHubEvent], interval: Int) async throws {
         let watcher = self
-        let task = Task { try await watcher.loop(initial: initial) }
+        let task = Task { try await watcher.loop(initial: initial, interval: interval) }
         signal(SIGINT, SIG_IGN)
         signal(SIGTERM, SIG_IGN)
         let sources = [SIGINT, SIGTERM].map { number in
@@ -39,14 +45,14 @@ struct FeedWatcher {
         }
     }
 
-    private func loop(initial: [GitHubEvent]) async throws {
+    private func loop(initial: [GitHubEvent], interval first: Int) async throws {
         var shown = initial
-        var interval = Self.minimumInterval
+        var interval = first
         while true {
             let next = Date().addingTimeInterval(TimeInterval(interval))
             printError(status(next: next).dim)
             try await Task.sleep(for: .seconds(interval))
-            let results = await feed.refresh(repositories)
+            let results = await feed.refresh(repositories, force: true)
             var intervals: [Int] = []
             for result in results {
                 switch result {
@@ -58,7 +64,7 @@ struct FeedWatcher {
                     printError("warning: refresh failed: \(explain(error, subject: "the feed"))")
                 }
             }
-            interval = max(Self.minimumInterval, intervals.max() ?? Self.minimumInterval)
+            interval = Self.interval(intervals)
             let events = await feed.stored(repositories, limit: limit)
             let known = Set(shown.map(\.id))
             let fresh = events.filter { !known.contains($0.id) }

@@ -148,3 +148,33 @@ struct FeedTests {
         }
     }
 }
+
+@Suite("freshet feed --watch, end to end", .timeLimit(.minutes(1)))
+struct FeedWatchTests {
+    @Test("--watch polls at the server's X-Poll-Interval with conditional requests, prints new events, stops on SIGINT (exit 0)")
+    func watch() async throws {
+        var configuration = SimulatorConfiguration()
+        configuration.pollInterval = 1
+        try await withFreshetCLI(configuration) { cli in
+            let control = SimControl(cli.sim)
+            let executable = try #require(builtProduct("freshet"))
+            let arguments = ["feed", "ReactiveX/RxSwift", "--watch", "--limit", "5"]
+            try await withRunningProcess(executable, arguments, environment: cli.baseEnvironment) { child in
+                #expect(await eventually { child.stdout.split(separator: "\n").count == 4 }, "the first line and 4 more: \(child.stdout)")
+                // At least one poll that found nothing new: a conditional request answered 304.
+                #expect(try await eventually {
+                    try await control.log().contains { $0.path.hasPrefix("/repos/ReactiveX/RxSwift/events") && $0.status == 304 }
+                })
+                try await control.post("events", ["repo": "ReactiveX/RxSwift", "count": 2])
+                #expect(await eventually { child.stdout.split(separator: "\n").count == 6 }, "two new events: \(child.stdout)")
+                child.signal(SIGINT)
+                #expect(await child.waitForExit(timeout: 10) == 0)
+                #expect(child.stderr.contains("stopped watching."), "\(child.stderr)")
+                #expect(child.stderr.contains("next poll at"), "\(child.stderr)")
+                let polls = try await control.log().filter { $0.path.hasPrefix("/repos/ReactiveX/RxSwift/events") }
+                #expect(polls.dropFirst().allSatisfy { $0.headers["if-none-match"] != nil || $0.headers["if-modified-since"] != nil },
+                        "every poll after the first is conditional")
+            }
+        }
+    }
+}
