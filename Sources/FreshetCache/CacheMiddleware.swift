@@ -425,8 +425,9 @@ public struct CacheMiddleware: ClientMiddleware {
     }
 
     /// `only-if-cached` with nothing usable: 504 (§5.2.1.7).
+    /// `504` for an `only-if-cached` request nothing stored can answer. Not counted as a miss:
+    /// no exchange was made (and a proxy's own store probe would count twice).
     private func gatewayTimeout() async -> (HTTPResponse, HTTPBody?) {
-        try? await store.record(.miss)
         return (HTTPResponse(status: .gatewayTimeout, headerFields: [.freshetCache: CacheOutcome.miss.rawValue]), nil)
     }
 

@@ -526,8 +526,15 @@ struct CacheMiddlewareTests {
             _ = try await h.get("a")
             try await h.advance(20)
             _ = try await h.get("a")
+            try await h.advance(20)
+            do {
+                let unanswered = try await h.get("a", headers: [.cacheControl: "only-if-cached"])
+                Issue.record("expected 504 for only-if-cached on a stale entry, got \(unanswered.status)")
+            } catch APIError.httpStatus(504, _, _) {
+                // The store could not answer, and said so.
+            }
             let stats = try await h.store.stats()
-            #expect(stats.outcomes["miss"] == 1)
+            #expect(stats.outcomes["miss"] == 1, "an only-if-cached 504 is not a miss")
             #expect(stats.outcomes["hit"] == 1)
             #expect(stats.outcomes["revalidated"] == 1)
         }
