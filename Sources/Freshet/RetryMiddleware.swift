@@ -83,7 +83,9 @@ public struct RetryMiddleware: ClientMiddleware {
         next: @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?)
     ) async throws -> (HTTPResponse, HTTPBody?) {
         let replayable = body.map { $0.iterationBehavior == .multiple } ?? true
-        guard request.isIdempotent, replayable, policy.maxAttempts > 1 else {
+        // `only-if-cached` never reaches the network: a cache's 504 "not stored" is final.
+        let onlyIfCached = request.headerFields[values: .cacheControl].contains { $0.lowercased().contains("only-if-cached") }
+        guard request.isIdempotent, replayable, policy.maxAttempts > 1, !onlyIfCached else {
             return try await next(request, body, baseURL)
         }
         var attempt = 1

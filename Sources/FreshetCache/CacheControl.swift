@@ -59,9 +59,20 @@ public struct CacheControl: Sendable, Equatable {
                 // RFC 9111 §5.2: `token [ "=" ( token / quoted-string ) ]`, no whitespace around
                 // "=". `max-age =60` or `max-age= 60` has no valid value: like any invalid value
                 // it counts as the most restrictive reading (for freshness, 0).
+                // (A bare `private`/`no-cache` is the broadest reading; a bare `max-age` is 0.)
                 if rawName.last.map(isSpace) == true || bytes.first.map(isSpace) == true {
+                    while let first = bytes.first, isSpace(first) { bytes = bytes.dropFirst() }
+                    if bytes.first == UInt8(ascii: "\"") {
+                        // Skip the quoted string whole, so a comma inside it does not start a directive.
+                        bytes = bytes.dropFirst()
+                        while let byte = bytes.first, byte != UInt8(ascii: "\"") {
+                            bytes = bytes.dropFirst()
+                            if byte == UInt8(ascii: "\\"), !bytes.isEmpty { bytes = bytes.dropFirst() }
+                        }
+                        bytes = bytes.dropFirst()
+                    }
                     bytes = bytes[(bytes.firstIndex(of: UInt8(ascii: ",")) ?? bytes.endIndex)...]
-                    if !name.isEmpty, !name.contains(" "), directives[name] == nil { directives[name] = .some("") }
+                    if !name.isEmpty, !name.contains(" "), directives[name] == nil { directives[name] = .some(nil) }
                     continue
                 }
                 if bytes.first == UInt8(ascii: "\"") {

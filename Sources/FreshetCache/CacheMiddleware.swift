@@ -256,17 +256,21 @@ public struct CacheMiddleware: ClientMiddleware {
         }
         // A new answer that breaks off mid-body, or whose JSON is not JSON, is a failed refresh too:
         // it must not replace the stored response, which is served instead when it may be.
-        let staleAllowed = mayServeStaleOnError(stored, freshness: freshness, request: requestControl, overridden: overrides(url),
-                                                disconnected: true)
-        let fallback: ((String) async -> (HTTPResponse, HTTPBody?))? = staleAllowed ? { (reason: String) in
+        // A body that breaks off is the connection's failure; a body that is not JSON is the
+        // server's answer (served stale only where a 5xx would be).
+        let serveStored = { (reason: String) in
             await serve(stored, freshness: freshness, outcome: .stale, head: false, staleReason: reason)
-        } : nil
+        }
+        let staleOnBadJSON = mayServeStaleOnError(stored, freshness: freshness, request: requestControl, overridden: overrides(url))
+        let staleOnBrokenBody = mayServeStaleOnError(stored, freshness: freshness, request: requestControl,
+                                                     overridden: overrides(url), disconnected: true)
         do {
             return try await storeIfAllowed(response, body: responseBody, request: request, requestControl: requestControl,
-                                            url: url, requestTime: requestTime, key: stored.key, fallback: fallback)
+                                            url: url, requestTime: requestTime, key: stored.key,
+                                            fallback: staleOnBadJSON ? serveStored : nil)
         } catch {
-            guard let fallback, !(error is CancellationError), !Task.isCancelled else { throw error }
-            return await fallback(APIError.wrapping(error, url: url).description)
+            guard staleOnBrokenBody, !(error is CancellationError), !Task.isCancelled else { throw error }
+            return await serveStored(APIError.wrapping(error, url: url).description)
         }
     }
 
@@ -327,7 +331,9 @@ public struct CacheMiddleware: ClientMiddleware {
         if CacheKey.varyNames(response.headerFields) == ["*"] { return false }
         let shared = options.mode == .shared
         if shared, control.isPrivate { return false }
-        if shared, request.headerFields[.authorization] != nil,
+        // §3.5 for `Authorization`; `Cookie` is treated the same way, since a shared cache keys
+        // on the URL: a response to one user's cookies is shared only when it says it may be.
+        if shared, request.headerFields[.authorization] != nil || request.headerFields[.cookie] != nil,
            !(control.isPublic || control.sharedMaxAge != nil || control.mustRevalidate) { return false }
         if control.isPublic || control.maxAge != nil || (!targeted && response.headerFields[.expires] != nil) { return true }
         if shared, control.sharedMaxAge != nil { return true }
@@ -342,7 +348,11 @@ public struct CacheMiddleware: ClientMiddleware {
             for name in value.split(separator: ",") { excluded.insert(name.trimmingCharacters(in: .whitespaces).lowercased()) }
         }
         excluded.formUnion(control.fieldNames("no-cache") ?? [])
-        if mode == .shared { excluded.formUnion(control.fieldNames("private") ?? []) }
+        if mode == .shared {
+            excluded.formUnion(control.fieldNames("private") ?? [])
+            // One user's cookie is never handed to the next one.
+            excluded.insert("set-cookie")
+        }
         var kept = HTTPFields()
         for field in fields where !excluded.contains(field.name.canonicalName) { kept.append(field) }
         return kept

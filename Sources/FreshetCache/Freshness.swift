@@ -7,8 +7,9 @@ public enum CacheMode: Sendable, Equatable {
     /// A private cache (the client's own): may store `private` responses; ignores `s-maxage`.
     case `private`
     /// A shared cache (a proxy): honours `s-maxage` and `proxy-revalidate`, never stores
-    /// `private` responses, and stores responses to authenticated requests only when they say
-    /// so (`public`, `s-maxage`, `must-revalidate`; RFC 9111 §3.5).
+    /// `private` responses or `Set-Cookie`, and stores responses to requests with
+    /// `Authorization` or `Cookie` only when they say so (`public`, `s-maxage`,
+    /// `must-revalidate`; RFC 9111 §3.5).
     case shared
 }
 

@@ -50,12 +50,18 @@ public final class AppContext: Sendable {
     }
 
     /// A client for GitHub avatar images (``AppConfiguration/avatarsURL``): no credentials (a
-    /// different host from the API), the same middleware chain and HTTP cache, and a 2 MiB body
-    /// limit. Use it with ``GitHub/avatar(_:size:)``.
+    /// different host from the API), the HTTP cache, no retries, its own rate-limit budget, and a
+    /// 2 MiB body limit. Use it with ``GitHub/avatar(_:size:)``.
     public func avatars() -> APIClient {
-        var client = client(baseURL: configuration.avatarsURL, headers: APIClient.standardHeaders, lifetime: nil)
-        client.maxResponseBytes = 2 * 1024 * 1024
-        return client
+        // An image is decoration: one attempt, and a rate-limit budget of its own (the avatars
+        // host is not the API: a spent API budget must not refuse it).
+        let cache = CacheMiddleware(store: cacheStore, options: .init(mode: .private, serveStaleOnFailure: true),
+                                    backgroundTransport: transport)
+        let middlewares = Middlewares.standard(
+            logger: logger, retry: RetryMiddleware(policy: .init(maxAttempts: 1)),
+            rateLimit: RateLimitMiddleware(tracker: RateLimitTracker()), innermost: [cache])
+        return APIClient(baseURL: configuration.avatarsURL, transport: transport, middlewares: middlewares,
+                         defaultHeaders: APIClient.standardHeaders, maxResponseBytes: 2 * 1024 * 1024)
     }
 
     /// A client for Hacker News, with the app's own freshness policy: lists for

@@ -95,6 +95,7 @@ public struct FeedService: Sendable {
         do {
             added = try await store.merge(response.value, into: repository.description)
         } catch {
+            if error is CancellationError || Task.isCancelled { throw .cancelled }
             throw .invalidRequest("the events could not be stored: \(error)")
         }
         return FeedRefresh(

@@ -108,7 +108,8 @@ public struct ClassifyingTransport: ClientTransport {
         if let error = error as? HTTPClientError {
             switch error {
             case .connectTimeout, .getConnectionFromPoolTimeout:
-                return TransportFailure(.timedOut, reason: "connect timed out")
+                // No connection was made: the request never left (retrying it is always safe).
+                return TransportFailure(.unreachable, reason: "connect timed out")
             case .deadlineExceeded, .readTimeout, .writeTimeout:
                 return TransportFailure(.timedOut, reason: "request timed out")
             case .cancelled:
@@ -141,7 +142,7 @@ public struct ClassifyingTransport: ClientTransport {
         }
         if let error = error as? ChannelError {
             switch error {
-            case .connectTimeout: return TransportFailure(.timedOut, reason: "connect timed out")
+            case .connectTimeout: return TransportFailure(.unreachable, reason: "connect timed out")
             default: return TransportFailure(.connectionLost, reason: String(describing: error))
             }
         }

@@ -47,7 +47,9 @@ struct UserCommand: AsyncParsableCommand {
         if common.json {
             try printJSON(response.value, encoder: GitHub.encoder)
         } else {
-            if let avatar = await avatar(for: response.value, context: context) { output(avatar) }
+            if let avatar = await avatar(for: response.value, context: context, offline: response.cache == .stale) {
+                output(avatar)
+            }
             output(GitHubFormat.userLines(response.value).joined(separator: "\n"))
         }
         if response.cache == .stale {
@@ -57,7 +59,9 @@ struct UserCommand: AsyncParsableCommand {
 
     /// The avatar's escape sequence when images are on and the avatar could be fetched and shown;
     /// `nil` otherwise (a failed avatar never fails the command; `--verbose` logs why).
-    private func avatar(for user: GitHubUser, context: AppContext) async -> String? {
+    /// - Parameter offline: the profile itself came stale from the store: take the avatar from
+    ///   the store too, or go without (no network wait for a picture).
+    private func avatar(for user: GitHubUser, context: AppContext, offline: Bool) async -> String? {
         let proto: InlineImageProtocol?
         switch noImages ? .never : images {
         case .never: proto = nil
@@ -65,9 +69,23 @@ struct UserCommand: AsyncParsableCommand {
         case .iterm2: proto = .iterm2
         case .auto: proto = InlineImage.detect(environment: ProcessInfo.processInfo.environment, isTerminal: Terminal.stdoutIsTTY)
         }
-        guard let proto, let endpoint = GitHub.avatar(user.avatarURL, size: 128) else { return nil }
+        guard let proto, var endpoint = GitHub.avatar(user.avatarURL, size: 128) else { return nil }
+        if offline { endpoint.headers[.cacheControl] = "max-stale, only-if-cached" }
         let columns = 16, rows = 8
-        guard let image = try? await context.avatars().send(endpoint).value else { return nil }
+        // At most 3 seconds for a picture: the profile is what was asked for.
+        let client = context.avatars()
+        let request = endpoint
+        let image = await withTaskGroup(of: Data?.self) { group in
+            group.addTask { try? await client.send(request).value }
+            group.addTask {
+                try? await Task.sleep(for: .seconds(3))
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+        guard let image else { return nil }
         return InlineImage.escapeSequence(for: image, using: proto, columns: columns, rows: rows)
     }
 }

@@ -112,6 +112,23 @@ struct ProxyConformanceTests {
         }
     }
 
+    @Test("A reachable origin's new answer is passed through even when its JSON does not parse; the stored one is not served")
+    func badJSONPassesThrough() async throws {
+        try await withFreshetCLI { cli in
+            let control = SimControl(cli.sim)
+            try await control.script("json", headers: [("Cache-Control", "max-age=0"), ("Content-Type", "application/json")],
+                                     body: #"{"a":1}"#)
+            try await withProxy(cli) { _, base in
+                #expect(try await curl([base + "/scripted/json"]).body == #"{"a":1}"#)
+                try await control.fault(route: "/scripted/json", status: 200, times: 1, body: "{not json")
+                let answer = try await curl([base + "/scripted/json"])
+                #expect(answer.status == 200)
+                #expect(answer.body == "{not json")
+                #expect(answer.header("X-Cache") != "STALE")
+            }
+        }
+    }
+
     @Test("CDN-Cache-Control, then Surrogate-Control, replace Cache-Control for the proxy; all pass on unchanged")
     func targetedFields() async throws {
         try await withFreshetCLI { cli in

@@ -158,6 +158,17 @@ struct CacheControlWhitespaceTests {
         #expect(mixed.isPrivate)
     }
 
+    @Test("A qualified private or no-cache with a space after = reads as the bare directive; a quoted comma starts nothing")
+    func spacedQualified() {
+        let control = CacheControl(parsing: #"private= "Set-Cookie, X-Foo", no-cache ="a, b", max-age=5"#)
+        #expect(control.isPrivate)
+        #expect(control.fieldNames("private") == nil, "unqualified: the whole response is private")
+        #expect(control.noCache)
+        #expect(control.fieldNames("no-cache") == nil)
+        #expect(control.maxAge == 5)
+        #expect(Set(control.directives.keys) == ["private", "no-cache", "max-age"])
+    }
+
     @Test("Spaces around commas and after values are fine")
     func spacedCommas() {
         let control = CacheControl(parsing: "  max-age=100 ,  s-maxage=5  , no-cache")

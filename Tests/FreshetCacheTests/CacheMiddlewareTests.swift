@@ -518,6 +518,40 @@ struct CacheMiddlewareTests {
         }
     }
 
+    @Test("Shared mode: a response to a request with cookies is stored only when it says public; Set-Cookie is never replayed")
+    func sharedCookies() async throws {
+        try await withCache(.init(mode: .shared)) { h in
+            try await h.control.script("personal", headers: [("Cache-Control", "max-age=60"), ("Set-Cookie", "s=alice")])
+            try await h.control.script("public", headers: [("Cache-Control", "public, max-age=60"), ("Set-Cookie", "s=alice")])
+            let alice: HTTPFields = [.cookie: "session=alice"]
+            _ = try await h.get("personal", headers: alice)
+            #expect(try await h.get("personal").cache == .miss, "alice's answer was not stored for others")
+            _ = try await h.get("public", headers: alice)
+            let shared = try await h.get("public")
+            #expect(shared.cache == .hit)
+            #expect(shared.headers[.setCookie] == nil, "a stored Set-Cookie is never handed to another user")
+        }
+    }
+
+    @Test("only-if-cached is never retried: the cache's 504 is final")
+    func onlyIfCachedNotRetried() async throws {
+        let sleeps = SleepRecorder()
+        try await withSimulator(.init()) { sim async throws in
+            let client = APIClient(
+                baseURL: sim.baseURL, transport: liveTransport,
+                middlewares: [RetryMiddleware(sleep: sleeps.sleep), CacheMiddleware(store: MemoryCacheStore())])
+            var endpoint = Endpoint<Data>.raw("users", "octocat")
+            endpoint.headers[.cacheControl] = "only-if-cached"
+            let result = await Result { () async throws(APIError) in try await client.send(endpoint) }
+            guard case .failure(.httpStatus(504, _, _)) = result else {
+                Issue.record("expected 504, got \(result)")
+                return
+            }
+            #expect(sleeps.sleeps.isEmpty, "no backoff before giving up: \(sleeps.sleeps)")
+            #expect(try await SimControl(sim).log().isEmpty)
+        }
+    }
+
     @Test("The outcome counters add up")
     func stats() async throws {
         try await withCache { h in
