@@ -127,8 +127,10 @@ struct SearchSessionTests {
             var updates = session.updates(for: field, clock: clock).makeAsyncIterator()
             let isSW: @Sendable (SimLogEntry) -> Bool = { $0.path.hasPrefix(Self.repositories + "?q=sw&") }
 
-            // The server holds the answer for "sw" for 10 s.
-            try await control.setLatency(route: Self.repositories, milliseconds: 10_000)
+            // The server holds the answer for "sw" for 120 s (the simulator's most): far longer than
+            // the test, even under ThreadSanitizer's slowdown, so it cannot have answered when the
+            // client gives up. Nothing waits for it: the simulator stops with the test.
+            try await control.setLatency(route: Self.repositories, milliseconds: 120_000)
             await field.type("sw")
             clock.advance(by: .milliseconds(300))
             #expect(await updates.next()?.query == "sw")
