@@ -55,13 +55,9 @@ public final class AppContext: Sendable {
     public func avatars() -> APIClient {
         // An image is decoration: one attempt, and a rate-limit budget of its own (the avatars
         // host is not the API: a spent API budget must not refuse it).
-        let cache = CacheMiddleware(store: cacheStore, options: .init(mode: .private, serveStaleOnFailure: true),
-                                    backgroundTransport: transport)
-        let middlewares = Middlewares.standard(
-            logger: logger, retry: RetryMiddleware(policy: .init(maxAttempts: 1)),
-            rateLimit: RateLimitMiddleware(tracker: RateLimitTracker()), innermost: [cache])
-        return APIClient(baseURL: configuration.avatarsURL, transport: transport, middlewares: middlewares,
-                         defaultHeaders: APIClient.standardHeaders, maxResponseBytes: 2 * 1024 * 1024)
+        client(baseURL: configuration.avatarsURL, headers: APIClient.standardHeaders, lifetime: nil,
+               retry: RetryMiddleware(policy: .init(maxAttempts: 1)), rateLimits: RateLimitTracker(),
+               maxResponseBytes: 2 * 1024 * 1024)
     }
 
     /// A client for Hacker News, with the app's own freshness policy: lists for
@@ -85,14 +81,18 @@ public final class AppContext: Sendable {
         return client(baseURL: configuration.kakaoURL, headers: headers, lifetime: nil)
     }
 
-    private func client(baseURL: URL, headers: HTTPFields, lifetime: (@Sendable (URL) -> Double?)?) -> APIClient {
+    private func client(baseURL: URL, headers: HTTPFields, lifetime: (@Sendable (URL) -> Double?)?,
+                        retry: RetryMiddleware = RetryMiddleware(), rateLimits: RateLimitTracker? = nil,
+                        maxResponseBytes: Int = APIClient.defaultMaxResponseBytes) -> APIClient {
         let cache = CacheMiddleware(
             store: cacheStore,
             options: .init(mode: .private, serveStaleOnFailure: true, lifetimeOverride: lifetime),
             backgroundTransport: transport)
         let middlewares = Middlewares.standard(
-            logger: logger, rateLimit: RateLimitMiddleware(tracker: rateLimits), innermost: [cache])
-        return APIClient(baseURL: baseURL, transport: transport, middlewares: middlewares, defaultHeaders: headers)
+            logger: logger, retry: retry, rateLimit: RateLimitMiddleware(tracker: rateLimits ?? self.rateLimits),
+            innermost: [cache])
+        return APIClient(baseURL: baseURL, transport: transport, middlewares: middlewares, defaultHeaders: headers,
+                         maxResponseBytes: maxResponseBytes)
     }
 }
 

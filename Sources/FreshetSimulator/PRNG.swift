@@ -1,9 +1,11 @@
 /// SplitMix64: a tiny, fast, seedable PRNG. The simulator never uses Foundation or
-/// system randomness, so every generated value is a pure function of the seed.
-struct SplitMix64: Sendable {
+/// system randomness, so every generated value is a pure function of the seed. Tests use it
+/// too (seeded fuzzing, kill timings), so a failure replays.
+public struct SplitMix64: RandomNumberGenerator, Sendable {
     private(set) var state: UInt64
 
-    init(seed: UInt64) {
+    /// A generator starting from `seed`.
+    public init(seed: UInt64) {
         self.state = seed
     }
 
@@ -16,7 +18,8 @@ struct SplitMix64: Sendable {
         self.state = mixer.next() ^ index
     }
 
-    mutating func next() -> UInt64 {
+    /// The next 64 random bits.
+    public mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
@@ -45,7 +48,8 @@ struct SplitMix64: Sendable {
         double() < probability
     }
 
-    mutating func pick<T>(_ values: [T]) -> T {
+    /// A uniformly chosen element of `values` (which must not be empty).
+    public mutating func pick<T>(_ values: [T]) -> T {
         values[int(0..<values.count)]
     }
 

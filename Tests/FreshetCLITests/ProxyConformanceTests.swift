@@ -1,4 +1,5 @@
 import Foundation
+import Freshet
 import FreshetSimulator
 import FreshetTestSupport
 import Testing
@@ -169,8 +170,9 @@ struct ProxyConformanceTests {
             try await withProxy(cli) { _, base in
                 let first = try await curl([base + "/scripted/no-lm"])
                 let date = try #require(first.header("Date"))
-                let later = try #require(HTTPDateText.adding(60, to: date))
-                let earlier = try #require(HTTPDateText.adding(-86_400, to: date))
+                let stored = try #require(HTTPDate.parse(date))
+                let later = HTTPDate.format(stored.addingTimeInterval(60))
+                let earlier = HTTPDate.format(stored.addingTimeInterval(-86_400))
                 let notModified = try await curl([base + "/scripted/no-lm", "-H", "If-Modified-Since: \(later)"])
                 #expect(notModified.status == 304)
                 let modified = try await curl([base + "/scripted/no-lm", "-H", "If-Modified-Since: \(earlier)"])
@@ -179,16 +181,5 @@ struct ProxyConformanceTests {
                 #expect(try await entries(control, "/scripted/no-lm").count == 1)
             }
         }
-    }
-}
-
-/// IMF-fixdate arithmetic for the tests.
-enum HTTPDateText {
-    static func adding(_ seconds: TimeInterval, to text: String) -> String? {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
-        return formatter.date(from: text).map { formatter.string(from: $0.addingTimeInterval(seconds)) }
     }
 }

@@ -12,19 +12,6 @@ import Musl
 import Darwin
 #endif
 
-/// A tiny seeded generator (SplitMix64): the same seed gives the same kill timings on every run.
-private struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// One way the server misbehaves, as `freshet` must report it.
 struct CLIFault: Sendable, CustomTestStringConvertible {
     var name: String

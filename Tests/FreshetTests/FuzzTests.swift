@@ -9,20 +9,9 @@ import HackerNewsAPI
 import HTTPTypes
 import Testing
 
-/// SplitMix64: tiny, fast and seeded, so every run mutates the same way and a failure replays.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
+extension SplitMix64 {
+    /// A number in `0..<n`; 0 when `n` is not positive.
     mutating func below(_ n: Int) -> Int { n <= 0 ? 0 : Int(next() % UInt64(n)) }
-    mutating func pick<T>(_ values: [T]) -> T { values[below(values.count)] }
 }
 
 /// Byte-level mutations of a seed input: what a broken proxy, a buggy server or an attacker sends.
