@@ -2,41 +2,55 @@ import Foundation
 
 /// HTTP-date parsing and formatting (RFC 9110 §5.6.7), independent of locale and time zone.
 ///
-/// Accepts the three formats a recipient must: IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`),
-/// RFC 850 (`Sunday, 06-Nov-94 08:49:37 GMT`) and asctime (`Sun Nov  6 08:49:37 1994`).
-/// Years 1583 through 9999 are accepted (before 1583 Foundation's calendar is Julian, not Gregorian).
+/// Accepts the three formats a recipient must, exactly as the grammar spells them — one space
+/// between parts, two-digit day and time fields, a comma after the day name, `GMT`:
+/// IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`), RFC 850 (`Sunday, 06-Nov-94 08:49:37 GMT`)
+/// and asctime (`Sun Nov  6 08:49:37 1994`). Names are matched case-insensitively. Anything
+/// else (`Thu 18 Aug 2050 …`, `18  Aug`, `2:01:18`, `UTC`) is not a date, which for `Expires`
+/// means already expired (RFC 9111 §5.3). Years 1583 through 9999 are accepted (before 1583
+/// Foundation's calendar is Julian, not Gregorian).
 public enum HTTPDate {
     private static let months = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
     private static let dayNames = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
+    private static let longDayNames = ["sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday"]
 
     /// Parses an HTTP-date; `nil` when the text is not one.
     public static func parse(_ text: some StringProtocol) -> Date? {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
-        guard trimmed.count <= 64 else { return nil }
-        let tokens = trimmed.split(whereSeparator: { $0 == " " || $0 == "," }).map(String.init)
-        // IMF-fixdate: Sun, 06 Nov 1994 08:49:37 GMT  → [Sun, 06, Nov, 1994, 08:49:37, GMT]
-        if tokens.count == 6, tokens[5] == "GMT", let day = Int(tokens[1]), let month = month(tokens[2]),
-           let year = Int(tokens[3]), tokens[3].count == 4 {
-            return make(year: year, month: month, day: day, time: tokens[4])
-        }
-        // RFC 850: Sunday, 06-Nov-94 08:49:37 GMT → [Sunday, 06-Nov-94, 08:49:37, GMT]
-        if tokens.count == 4, tokens[3] == "GMT" {
-            let parts = tokens[1].split(separator: "-").map(String.init)
-            if parts.count == 3, let day = Int(parts[0]), let month = month(parts[1]), let short = Int(parts[2]),
-               parts[2].count == 2 {
-                // RFC 9110: a two-digit year more than 50 years in the future is in the past century.
-                let currentYear = Calendar(identifier: .gregorian).component(.year, from: Date())
-                var year = (currentYear / 100) * 100 + short
-                if year > currentYear + 50 { year -= 100 }
-                return make(year: year, month: month, day: day, time: tokens[2])
-            }
-        }
-        // asctime: Sun Nov  6 08:49:37 1994 → [Sun, Nov, 6, 08:49:37, 1994]
-        if tokens.count == 5, let month = month(tokens[1]), let day = Int(tokens[2]), let year = Int(tokens[4]),
-           tokens[4].count == 4 {
-            return make(year: year, month: month, day: day, time: tokens[3])
-        }
-        return nil
+        guard trimmed.utf8.count <= 64 else { return nil }
+        let c = Array(trimmed.utf8)
+        return imfFixdate(c) ?? rfc850(c) ?? asctime(c)
+    }
+
+    /// `Sun, 06 Nov 1994 08:49:37 GMT`
+    private static func imfFixdate(_ c: [UInt8]) -> Date? {
+        guard c.count == 29, isDayName(c[0..<3]), c[3] == comma, c[4] == space, c[7] == space, c[11] == space,
+              c[16] == space, c[25] == space, isGMT(c[26..<29]),
+              let day = number(c[5..<7]), let month = month(c[8..<11]), let year = number(c[12..<16]) else { return nil }
+        return make(year: year, month: month, day: day, time: c[17..<25])
+    }
+
+    /// `Sunday, 06-Nov-94 08:49:37 GMT`
+    private static func rfc850(_ c: [UInt8]) -> Date? {
+        guard let commaAt = c.firstIndex(of: comma), longDayNames.contains(lowercased(c[..<commaAt])) else { return nil }
+        let r = Array(c[(commaAt + 1)...])  // " 06-Nov-94 08:49:37 GMT"
+        guard r.count == 23, r[0] == space, r[3] == dash, r[7] == dash, r[10] == space, r[19] == space,
+              isGMT(r[20..<23]), let day = number(r[1..<3]), let month = month(r[4..<7]),
+              let short = number(r[8..<10]) else { return nil }
+        // RFC 9110: a two-digit year more than 50 years in the future is in the past century.
+        let currentYear = Calendar(identifier: .gregorian).component(.year, from: Date())
+        var year = (currentYear / 100) * 100 + short
+        if year > currentYear + 50 { year -= 100 }
+        return make(year: year, month: month, day: day, time: r[11..<19])
+    }
+
+    /// `Sun Nov  6 08:49:37 1994` (the day is two digits or a space and one digit)
+    private static func asctime(_ c: [UInt8]) -> Date? {
+        guard c.count == 24, isDayName(c[0..<3]), c[3] == space, c[7] == space, c[10] == space, c[19] == space,
+              let month = month(c[4..<7]), let year = number(c[20..<24]) else { return nil }
+        let day = c[8] == space ? number(c[9..<10]) : number(c[8..<10])
+        guard let day else { return nil }
+        return make(year: year, month: month, day: day, time: c[11..<19])
     }
 
     /// Formats `date` as an IMF-fixdate, the form to send.
@@ -52,13 +66,38 @@ public enum HTTPDate {
         return "\(dayNames[(c.weekday ?? 1) - 1]), \(two(c.day)) \(monthName) \(c.year ?? 1970) \(two(c.hour)):\(two(c.minute)):\(two(c.second)) GMT"
     }
 
-    private static func month(_ text: String) -> Int? {
-        months.firstIndex(of: text.lowercased()).map { $0 + 1 }
+    private static let space = UInt8(ascii: " "), comma = UInt8(ascii: ","), dash = UInt8(ascii: "-")
+
+    private static func lowercased(_ bytes: ArraySlice<UInt8>) -> String {
+        String(decoding: bytes.map { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) ? $0 + 32 : $0 }, as: UTF8.self)
     }
 
-    private static func make(year: Int, month: Int, day: Int, time: String) -> Date? {
-        let parts = time.split(separator: ":")
-        guard parts.count == 3, let hour = Int(parts[0]), let minute = Int(parts[1]), let second = Int(parts[2]),
+    private static func isDayName(_ bytes: ArraySlice<UInt8>) -> Bool {
+        let name = lowercased(bytes)
+        return dayNames.contains { $0.lowercased() == name }
+    }
+
+    private static func isGMT(_ bytes: ArraySlice<UInt8>) -> Bool { lowercased(bytes) == "gmt" }
+
+    private static func month(_ bytes: ArraySlice<UInt8>) -> Int? {
+        months.firstIndex(of: lowercased(bytes)).map { $0 + 1 }
+    }
+
+    /// The value of a run of ASCII digits; `nil` if any byte is not one.
+    private static func number(_ bytes: ArraySlice<UInt8>) -> Int? {
+        var value = 0
+        for byte in bytes {
+            guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) else { return nil }
+            value = value * 10 + Int(byte - UInt8(ascii: "0"))
+        }
+        return bytes.isEmpty ? nil : value
+    }
+
+    /// `time` is exactly `HH:MM:SS`.
+    private static func make(year: Int, month: Int, day: Int, time: ArraySlice<UInt8>) -> Date? {
+        let t = Array(time)
+        guard t.count == 8, t[2] == UInt8(ascii: ":"), t[5] == UInt8(ascii: ":"),
+              let hour = number(t[0..<2]), let minute = number(t[3..<5]), let second = number(t[6..<8]),
               (1...31).contains(day), (0...23).contains(hour), (0...59).contains(minute), (0...60).contains(second),
               // Foundation's Gregorian calendar is Julian before 1582, so earlier years would not
               // name the proleptic Gregorian day the text means (and would not format back to it).

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import RawStructuredFieldValues
 
 /// A parsed `Cache-Control` field (RFC 9111 §5.2), request or response.
 ///
@@ -28,13 +29,30 @@ public struct CacheControl: Sendable, Equatable {
         }
     }
 
-    /// Parses every line of one field (e.g. a targeted field such as `CDN-Cache-Control`),
-    /// without the `Pragma` fallback.
-    public init(_ fields: HTTPFields, field name: HTTPField.Name) {
-        for line in fields[values: name] {
-            parse(line)
+    /// Reads a targeted cache-control field (RFC 9213, e.g. `CDN-Cache-Control`): a Structured
+    /// Fields Dictionary (RFC 8941), every line of it. `nil` when the field is absent or is not a
+    /// valid Dictionary (`max-age=10, &&&`, `MaX-aGe=10`, `max-age =10`): the whole field is then
+    /// ignored (§2.1). A directive whose value has the wrong type (`max-age="10"`, `max-age=1.5`,
+    /// `max-age=-1`) is ignored on its own; `?0` means the directive is absent.
+    public init?(targeted fields: HTTPFields, field name: HTTPField.Name) {
+        let lines = fields[values: name]
+        guard !lines.isEmpty else { return nil }
+        var parser = StructuredFieldValueParser(Array(lines.joined(separator: ", ").utf8))
+        guard let dictionary = try? parser.parseDictionaryFieldValue() else { return nil }
+        for (key, member) in dictionary {
+            guard case .item(let item) = member else { continue }
+            let counts = Self.secondsDirectives.contains(key)
+            switch item.rfc9651BareItem {
+            case .bool(true): directives[key] = counts ? nil : .some(nil)
+            case .integer(let number) where number >= 0: directives[key] = .some(String(number))
+            case .string(let text) where !counts, .token(let text) where !counts: directives[key] = .some(text)
+            default: directives[key] = nil
+            }
         }
     }
+
+    /// Directives whose value is delta-seconds.
+    private static let secondsDirectives: Set<String> = ["max-age", "s-maxage", "stale-while-revalidate", "stale-if-error"]
 
     /// Parses one field value.
     public init(parsing value: String) {

@@ -159,9 +159,8 @@ public struct CacheMiddleware: ClientMiddleware {
 
     /// The directives of the first of ``Options/targetedFields`` present in `fields`, if any.
     func targetedControl(_ fields: HTTPFields) -> CacheControl? {
-        for name in options.targetedFields where fields[name] != nil {
-            let control = CacheControl(fields, field: name)
-            if !control.directives.isEmpty { return control }
+        for name in options.targetedFields {
+            if let control = CacheControl(targeted: fields, field: name), !control.directives.isEmpty { return control }
         }
         return nil
     }
@@ -350,8 +349,9 @@ public struct CacheMiddleware: ClientMiddleware {
         excluded.formUnion(control.fieldNames("no-cache") ?? [])
         if mode == .shared {
             excluded.formUnion(control.fieldNames("private") ?? [])
-            // One user's cookie is never handed to the next one.
-            excluded.insert("set-cookie")
+            // `Set-Cookie` is stored and replayed like any other field (RFC 9111 §7.3: it does not
+            // inhibit caching); an origin that sets per-user cookies says `private` or
+            // `no-cache="Set-Cookie"`, and both are obeyed above.
         }
         var kept = HTTPFields()
         for field in fields where !excluded.contains(field.name.canonicalName) { kept.append(field) }

@@ -7,7 +7,7 @@ public enum CacheMode: Sendable, Equatable {
     /// A private cache (the client's own): may store `private` responses; ignores `s-maxage`.
     case `private`
     /// A shared cache (a proxy): honours `s-maxage` and `proxy-revalidate`, never stores
-    /// `private` responses or `Set-Cookie`, and stores responses to requests with
+    /// `private` responses (nor fields named by `private="…"`), and stores responses to requests with
     /// `Authorization` or `Cookie` only when they say so (`public`, `s-maxage`,
     /// `must-revalidate`; RFC 9111 §3.5).
     case shared
@@ -55,9 +55,11 @@ public struct Freshness: Sendable, Equatable {
         } else {
             lifetime = 0
         }
-        // Current age (§4.2.3). An Age that is not delta-seconds is ignored.
+        // Current age (§4.2.3). Of a list (`Age: 7200, 0`, or two lines) the first member counts,
+        // without parameters; an Age that is not delta-seconds is ignored.
         let ageValue = headers[.age].flatMap { text -> Double? in
-            let trimmed = text.trimmingCharacters(in: .whitespaces)
+            let first = text.prefix { $0 != "," && $0 != ";" }
+            let trimmed = first.trimmingCharacters(in: .whitespaces)
             guard !trimmed.isEmpty, trimmed.unicodeScalars.allSatisfy({ ("0"..."9").contains($0) }) else { return nil }
             return trimmed.count > 10 ? Double(CacheControl.deltaSecondsCap) : Double(trimmed)
         } ?? 0

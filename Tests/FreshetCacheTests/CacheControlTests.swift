@@ -134,6 +134,23 @@ struct FreshnessTests {
         #expect(Freshness(stored: aged, mode: .private, now: t0 + 1).age == 101)
     }
 
+    @Test("Of a list of Age values the first counts, without parameters", arguments: [
+        (["100, 0"], 100.0), (["0, 100"], 0.0), (["100", "0"], 100.0), (["0", "100"], 0.0), (["100;foo=bar"], 100.0),
+    ] as [([String], Double)])
+    func ageList(lines: [String], expected: Double) {
+        var headers: HTTPFields = [.date: HTTPDate.format(t0)]
+        for line in lines { headers.append(HTTPField(name: .age, value: line)) }
+        #expect(Freshness(stored: stored(headers), mode: .private, now: t0).age == expected)
+    }
+
+    @Test("An Expires the grammar does not spell means already stale (§5.3)", arguments: [
+        "Thu 18 Aug 2050 02:01:18 GMT", "Thu, 18  Aug  2050 02:01:18 GMT", "Thu, 18 Aug 2050 2:01:18 GMT",
+    ])
+    func malformedExpires(value: String) {
+        let response = stored([.date: HTTPDate.format(t0), .expires: value])
+        #expect(Freshness(stored: response, mode: .shared, now: t0).lifetime == 0)
+    }
+
     @Test("An invalid Age is ignored", arguments: ["-5", "abc", "1.5", ""])
     func invalidAge(value: String) {
         let response = stored([.date: HTTPDate.format(t0), .age: value])
@@ -175,5 +192,46 @@ struct CacheControlWhitespaceTests {
         #expect(control.maxAge == 100)
         #expect(control.sharedMaxAge == 5)
         #expect(control.noCache)
+    }
+}
+
+@Suite("Targeted cache-control fields are Structured Fields dictionaries (RFC 9213)")
+struct TargetedCacheControlTests {
+    let name = HTTPField.Name("CDN-Cache-Control")!
+
+    func control(_ lines: String...) -> CacheControl? {
+        var fields = HTTPFields()
+        for line in lines { fields.append(HTTPField(name: name, value: line)) }
+        return CacheControl(targeted: fields, field: name)
+    }
+
+    @Test func validDictionary() throws {
+        let parsed = try #require(control("foobar, max-age=3600", #"private="x-a", s-maxage=20"#))
+        #expect(parsed.maxAge == 3600)
+        #expect(parsed.sharedMaxAge == 20)
+        #expect(parsed.has("foobar"))
+        #expect(parsed.fieldNames("private") == ["x-a"])
+        #expect(control("max-age=99999999999")?.maxAge == CacheControl.deltaSecondsCap)
+    }
+
+    @Test("Not a dictionary: the whole field is ignored", arguments: [
+        "max-age=10000, &&&&&", "MaX-aGe=3600", "max-age =100", "max-age= 100", "max-age=1,",
+    ])
+    func invalidField(value: String) {
+        #expect(control(value) == nil)
+    }
+
+    @Test("A directive of the wrong type is ignored on its own", arguments: [
+        #"max-age="10000""#, "max-age=1.5", "max-age=-1", "max-age", "max-age=?1", "max-age=abc",
+    ])
+    func wrongType(value: String) throws {
+        let parsed = try #require(control(value + ", no-cache"))
+        #expect(parsed.maxAge == nil)
+        #expect(parsed.noCache)
+    }
+
+    @Test func absentField() {
+        #expect(CacheControl(targeted: [.cacheControl: "max-age=1"], field: name) == nil)
+        #expect(control("no-store=?0")?.has("no-store") == false)
     }
 }

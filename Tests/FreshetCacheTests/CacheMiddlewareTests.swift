@@ -518,18 +518,25 @@ struct CacheMiddlewareTests {
         }
     }
 
-    @Test("Shared mode: a response to a request with cookies is stored only when it says public; Set-Cookie is never replayed")
+    @Test("Shared mode: a response to a request with cookies is stored only when it says public; Set-Cookie is replayed unless no-cache names it")
     func sharedCookies() async throws {
         try await withCache(.init(mode: .shared)) { h in
             try await h.control.script("personal", headers: [("Cache-Control", "max-age=60"), ("Set-Cookie", "s=alice")])
             try await h.control.script("public", headers: [("Cache-Control", "public, max-age=60"), ("Set-Cookie", "s=alice")])
+            try await h.control.script("guarded", headers: [
+                ("Cache-Control", #"public, max-age=60, no-cache="Set-Cookie""#), ("Set-Cookie", "s=alice"),
+            ])
             let alice: HTTPFields = [.cookie: "session=alice"]
             _ = try await h.get("personal", headers: alice)
             #expect(try await h.get("personal").cache == .miss, "alice's answer was not stored for others")
             _ = try await h.get("public", headers: alice)
             let shared = try await h.get("public")
             #expect(shared.cache == .hit)
-            #expect(shared.headers[.setCookie] == nil, "a stored Set-Cookie is never handed to another user")
+            #expect(shared.headers[.setCookie] == "s=alice", "Set-Cookie does not inhibit caching (RFC 9111 §7.3)")
+            _ = try await h.get("guarded", headers: alice)
+            let guarded = try await h.get("guarded")
+            #expect(guarded.cache == .hit)
+            #expect(guarded.headers[.setCookie] == nil, #"no-cache="Set-Cookie" keeps it out of the store"#)
         }
     }
 

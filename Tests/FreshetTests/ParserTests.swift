@@ -47,8 +47,22 @@ struct ParserTests {
         #expect(HTTPDate.parse(text) == Date(timeIntervalSince1970: 784_111_777))
     }
 
-    @Test("Invalid HTTP-dates", arguments: ["", "0", "Sun, 32 Nov 1994 08:49:37 GMT", "Sun, 06 Foo 1994 08:49:37 GMT",
-                                            "Sun, 06 Nov 1994 25:49:37 GMT", "Sun, 06 Nov 1994 08:49:37 PST", "yesterday"])
+    @Test("HTTP-date names are case-insensitive", arguments: [
+        "SUN, 06 NOV 1994 08:49:37 gmt", "sunday, 06-nov-94 08:49:37 GMT", "sun NOV  6 08:49:37 1994",
+    ])
+    func httpDateCase(text: String) {
+        #expect(HTTPDate.parse(text) == Date(timeIntervalSince1970: 784_111_777))
+    }
+
+    @Test("Invalid HTTP-dates: anything the grammar does not spell", arguments: [
+        "", "0", "Sun, 32 Nov 1994 08:49:37 GMT", "Sun, 06 Foo 1994 08:49:37 GMT",
+        "Sun, 06 Nov 1994 25:49:37 GMT", "Sun, 06 Nov 1994 08:49:37 PST", "yesterday",
+        "Sun 06 Nov 1994 08:49:37 GMT", "Sun, 06  Nov  1994 08:49:37 GMT", "Sun, 06 Nov 1994 8:49:37 GMT",
+        "Sun, 06-Nov-1994 08:49:37 GMT", "Sun, 06 Nov 1994 08.49.37 GMT", "Sun, 06 Nov 1994 08:49:37 UTC",
+        "Sun, 06 Nov 94 08:49:37 GMT", "Sun, 6 Nov 1994 08:49:37 GMT", "Xyz, 06 Nov 1994 08:49:37 GMT",
+        "Sun, 06 Nov 1994 08:49:37 GMT, Sun, 06 Nov 1994 08:49:38 GMT", "Sunday, 06-Nov-1994 08:49:37 GMT",
+        "Sun Nov 6 08:49:37 1994", "Sun, +6 Nov 1994 08:49:37 GMT",
+    ])
     func invalidDates(text: String) {
         #expect(HTTPDate.parse(text) == nil)
     }
