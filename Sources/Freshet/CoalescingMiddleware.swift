@@ -31,6 +31,9 @@ public struct CoalescingMiddleware: ClientMiddleware {
     /// The number of exchanges currently shared (for tests and diagnostics).
     public var inFlightCount: Int { registry.count }
 
+    /// The number of requests waiting for another request's exchange (for tests and diagnostics).
+    public var waiterCount: Int { registry.waiterCount }
+
     /// Joins an identical exchange in flight, or starts one.
     public func intercept(
         _ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String,
@@ -112,6 +115,8 @@ public struct CoalescingMiddleware: ClientMiddleware {
 
         var count: Int { exchanges.withLock { $0.count } }
 
+        var waiterCount: Int { exchanges.withLock { $0.values.reduce(0) { $0 + $1.waiterCount } } }
+
         /// The exchange in flight for `key` to wait on, or a new one the caller must run.
         func join(_ key: Key) -> (Exchange, isOwner: Bool) {
             exchanges.withLock { table in
@@ -138,6 +143,8 @@ public struct CoalescingMiddleware: ClientMiddleware {
             var result: Result<Output, any Error>?
         }
         private let state = Mutex(State())
+
+        var waiterCount: Int { state.withLock { $0.waiters.count } }
 
         /// Whether a new waiter may still join (no answer yet).
         var acceptsWaiters: Bool {

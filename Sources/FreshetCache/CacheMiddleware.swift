@@ -326,7 +326,14 @@ public struct CacheMiddleware: ClientMiddleware {
         guard request.method == .get, code >= 200, code != 206, code != 304 else { return false }
         let control = responseControl(response.headerFields)
         let targeted = targetedControl(response.headerFields) != nil
-        if requestControl.noStore || control.noStore { return false }
+        if requestControl.noStore { return false }
+        if control.has("must-understand") {
+            // §5.2.2.3: stored only when the status's caching rules are understood, and then
+            // `no-store` (there for caches that do not understand `must-understand`) is ignored.
+            guard understoodStatuses.contains(code) else { return false }
+        } else if control.noStore {
+            return false
+        }
         if CacheKey.varyNames(response.headerFields) == ["*"] { return false }
         let shared = options.mode == .shared
         if shared, control.isPrivate { return false }

@@ -16,6 +16,10 @@ public enum CacheMode: Sendable, Equatable {
 /// Statuses cacheable by default, so heuristic freshness may apply (RFC 9110 §15.1).
 let heuristicallyCacheableStatuses: Set<Int> = [200, 203, 204, 206, 300, 301, 308, 404, 405, 410, 414, 501]
 
+/// Statuses whose caching rules this cache implements, for `must-understand` (RFC 9111 §5.2.2.3):
+/// the heuristically cacheable ones it stores, and the redirects it stores when told to.
+let understoodStatuses: Set<Int> = heuristicallyCacheableStatuses.subtracting([206]).union([302, 303, 307])
+
 /// The freshness of a stored response at one moment (RFC 9111 §4.2).
 public struct Freshness: Sendable, Equatable {
     /// The freshness lifetime in seconds (§4.2.1).
@@ -32,7 +36,8 @@ public struct Freshness: Sendable, Equatable {
     /// - Parameters:
     ///   - lifetimeOverride: a caller's own lifetime, replacing what the response says.
     ///   - heuristicFraction: the share of `Date − Last-Modified` used when the response gives no
-    ///     explicit lifetime (§4.2.2; 10% by default).
+    ///     explicit lifetime (§4.2.2; 10% by default) and its status is cacheable by default or
+    ///     it says `public` (§4.2.2 allows either).
     ///   - targeted: a targeted field's directives (RFC 9213, e.g. `CDN-Cache-Control`) that
     ///     replace `Cache-Control` and `Expires`; `nil` reads `Cache-Control`.
     public init(stored: CachedResponse, mode: CacheMode, now: Date, lifetimeOverride: Double? = nil,
@@ -49,7 +54,7 @@ public struct Freshness: Sendable, Equatable {
         } else if targeted == nil, let expires = headers[.expires] {
             // An invalid Expires (e.g. "0") means already expired (§5.3).
             lifetime = HTTPDate.parse(expires).map { max(0, $0.timeIntervalSince(dateValue)) } ?? 0
-        } else if heuristicallyCacheableStatuses.contains(stored.status),
+        } else if heuristicallyCacheableStatuses.contains(stored.status) || control.isPublic,
                   let lastModified = headers[.lastModified].flatMap(HTTPDate.parse) {
             lifetime = max(0, dateValue.timeIntervalSince(lastModified)) * heuristicFraction
         } else {

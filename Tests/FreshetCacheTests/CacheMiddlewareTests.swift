@@ -236,6 +236,40 @@ struct CacheMiddlewareTests {
         }
     }
 
+    @Test("§4.2.2 public lets any status be heuristically fresh; without it an unknown status is not stored")
+    func heuristicPublic() async throws {
+        try await withCache { h in
+            for (name, control) in [("public", "public"), ("plain", "")] {
+                var headers = [("Date", h.date), ("Last-Modified", HTTPDate.format(h.clock.now - 1000))]
+                if !control.isEmpty { headers.append(("Cache-Control", control)) }
+                try await h.control.script(name, status: 299, headers: headers)
+                _ = try await h.get(name)
+            }
+            try await h.advance(90)
+            #expect(try await h.get("public").cache == .hit)
+            #expect(try await h.get("plain").cache == .miss)
+            #expect(try await h.requests("public").count == 1)
+            #expect(try await h.requests("plain").count == 2)
+        }
+    }
+
+    @Test("§5.2.2.3 must-understand: a known status is stored despite no-store; an unknown one is not stored")
+    func mustUnderstand() async throws {
+        try await withCache { h in
+            let control = [("Cache-Control", "max-age=60, must-understand, no-store")]
+            try await h.control.script("known", headers: control)
+            try await h.control.script("unknown", status: 299, headers: control)
+            try await h.control.script("asked", headers: [("Cache-Control", "max-age=60, must-understand")])
+            for name in ["known", "unknown"] { _ = try await h.get(name) }
+            _ = try await h.get("asked", headers: [.cacheControl: "no-store"])
+            #expect(try await h.get("known").cache == .hit)
+            #expect(try await h.get("unknown").cache == .miss)
+            #expect(try await h.get("asked").cache == .miss, "a request's no-store still wins")
+            #expect(try await h.requests("known").count == 1)
+            #expect(try await h.requests("unknown").count == 2)
+        }
+    }
+
     @Test("§5.2.1 request directives: max-age, min-fresh, max-stale, no-cache, only-if-cached")
     func requestDirectives() async throws {
         try await withCache { h in

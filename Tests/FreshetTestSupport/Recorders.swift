@@ -1,4 +1,6 @@
 import Foundation
+import HTTPTypes
+import OpenAPIRuntime
 import Logging
 import Synchronization
 
@@ -63,5 +65,63 @@ public final class CapturedLog: Sendable {
             let all = metadata.merging(event.metadata ?? [:]) { _, new in new }
             capture.append("\(event.level) \(event.message) \(all.map { "\($0)=\($1)" }.sorted().joined(separator: " "))")
         }
+    }
+}
+
+/// A middleware that holds every request until ``open()`` is called, so a test can act while
+/// a request is in flight without depending on how long anything takes. A held request that is
+/// cancelled ends at once with `CancellationError` and never reaches the server.
+public final class GateMiddleware: ClientMiddleware, Sendable {
+    private struct State {
+        var isOpen = false
+        var arrivals = 0
+        var held: [Int: CheckedContinuation<Void, any Error>] = [:]
+    }
+    private let state = Mutex(State())
+
+    /// Creates a closed gate.
+    public init() {}
+
+    /// The number of requests that have reached the gate so far.
+    public var arrivals: Int { state.withLock { $0.arrivals } }
+
+    /// Lets every held request, and every later one, through.
+    public func open() {
+        let held = state.withLock { state -> [CheckedContinuation<Void, any Error>] in
+            state.isOpen = true
+            defer { state.held = [:] }
+            return Array(state.held.values)
+        }
+        for request in held { request.resume() }
+    }
+
+    /// Holds the request until the gate opens, then passes it on.
+    public func intercept(
+        _ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String,
+        next: @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?)
+    ) async throws -> (HTTPResponse, HTTPBody?) {
+        let id = state.withLock { state -> Int in
+            state.arrivals += 1
+            return state.arrivals
+        }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                let isOpen = state.withLock { state -> Bool in
+                    if state.isOpen { return true }
+                    state.held[id] = continuation
+                    return false
+                }
+                if isOpen { continuation.resume() }
+                if Task.isCancelled { release(id) }
+            }
+        } onCancel: {
+            release(id)
+        }
+        return try await next(request, body, baseURL)
+    }
+
+    private func release(_ id: Int) {
+        let continuation = state.withLock { $0.held.removeValue(forKey: id) }
+        continuation?.resume(throwing: CancellationError())
     }
 }

@@ -117,16 +117,22 @@ struct MiddlewareTests {
 
     @Test("Ten concurrent identical GETs produce one request")
     func coalescing() async throws {
-        try await withSimClient(middlewares: [CoalescingMiddleware()]) { sim, client in
+        let coalescing = CoalescingMiddleware()
+        let gate = GateMiddleware()
+        try await withSimClient(middlewares: [coalescing, gate]) { sim, client throws in
             let control = SimControl(sim)
-            try await control.setLatency(route: "/users/octocat", milliseconds: 300)
             let logins = try await withThrowingTaskGroup(of: String.self) { group in
                 for _ in 0..<10 {
                     group.addTask { try await client.value(Endpoint<Login>.get("users", "octocat")).login }
                 }
+                // One request is held at the gate and nine wait for it; then the answer is let through.
+                let held = await eventually { gate.arrivals == 1 && coalescing.waiterCount == 9 }
+                #expect(held)
+                gate.open()
                 return try await group.reduce(into: []) { $0.append($1) }
             }
             #expect(logins == Array(repeating: "octocat", count: 10))
+            #expect(gate.arrivals == 1)
             #expect(try await control.log().count == 1)
         }
     }
@@ -150,16 +156,22 @@ struct MiddlewareTests {
     @Test("One waiter cancelling does not cancel the others; all cancelling cancels the exchange")
     func coalescingCancellation() async throws {
         let coalescing = CoalescingMiddleware()
-        try await withSimClient(middlewares: [coalescing]) { sim, client in
+        let gate = GateMiddleware()
+        try await withSimClient(middlewares: [coalescing, gate]) { sim, client throws in
             let control = SimControl(sim)
-            try await control.setLatency(route: "/users/octocat", milliseconds: 400)
             let endpoint = Endpoint<Login>.get("users", "octocat")
-            let leaver = Task { () async throws(APIError) in try await client.value(endpoint) }
             let stayer = Task { () async throws(APIError) in try await client.value(endpoint) }
-            #expect(try await eventually { try await control.log().count == 1 })
+            let held = await eventually { gate.arrivals == 1 }
+            #expect(held)
+            let leaver = Task { () async throws(APIError) in try await client.value(endpoint) }
+            let joined = await eventually { coalescing.waiterCount == 1 }
+            #expect(joined)
             leaver.cancel()
-            #expect(try await stayer.value.login == "octocat")
             #expect(await leaver.result.apiError == .cancelled, "the cancelled waiter should see .cancelled")
+            #expect(coalescing.waiterCount == 0)
+            gate.open()
+            #expect(try await stayer.value.login == "octocat")
+            #expect(gate.arrivals == 1, "the stayer's exchange was not started again")
 
             let slow = Endpoint<Data>.raw("_sim", "drip", query: [
                 QueryItem("bytes", "200000"), QueryItem("chunk", "100"), QueryItem("intervalMs", "20"),
@@ -180,20 +192,27 @@ struct MiddlewareTests {
     @Test("The owner cancelled: its waiter is not failed, it runs the exchange again")
     func coalescingOwnerCancelled() async throws {
         let coalescing = CoalescingMiddleware()
-        try await withSimClient(middlewares: [coalescing]) { sim, client in
+        let gate = GateMiddleware()
+        try await withSimClient(middlewares: [coalescing, gate]) { sim, client throws in
             let control = SimControl(sim)
-            try await control.setLatency(route: "/users/octocat", milliseconds: 400)
             let endpoint = Endpoint<Login>.get("users", "octocat")
             let owner = Task { () async throws(APIError) in try await client.value(endpoint) }
-            #expect(try await eventually { try await control.log().count == 1 })
+            let held = await eventually { gate.arrivals == 1 }
+            #expect(held)
             let waiter = Task { () async throws(APIError) in try await client.value(endpoint) }
             // The waiter has joined: no second request while the first is in flight.
+            let joined = await eventually { coalescing.waiterCount == 1 }
+            #expect(joined)
             #expect(coalescing.inFlightCount == 1)
             owner.cancel()
             #expect(await owner.result.apiError == .cancelled)
+            // The waiter starts the exchange again; the owner's never reached the server.
+            let rerun = await eventually { gate.arrivals == 2 }
+            #expect(rerun)
+            gate.open()
             #expect(try await waiter.value.login == "octocat")
             let log = try await control.log()
-            #expect(log.count <= 2, "at most one more exchange: \(log.map(\.path))")
+            #expect(log.count == 1, "one exchange reached the server: \(log.map(\.path))")
             #expect(log.last?.status == 200)
             #expect(coalescing.inFlightCount == 0)
         }
