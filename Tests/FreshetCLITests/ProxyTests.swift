@@ -337,6 +337,34 @@ struct ProxyTests {
         }
     }
 
+    @Test("Bad flags and a taken port: one clear line on stderr, exit 1, nothing on stdout")
+    func badInput() async throws {
+        try await withFreshetCLI { cli in
+            let origin = cli.sim.baseURL.absoluteString
+            let cases: [([String], String)] = [
+                (["proxy", "--origin", "notaurl"], "--origin must be an http(s) URL"),
+                (["proxy", "--origin", "ftp://example.com"], "--origin must be an http(s) URL"),
+                (["proxy", "--origin", origin, "--listen", "abc"], "--listen must be HOST:PORT"),
+                (["proxy", "--origin", origin, "--listen", "127.0.0.1:99999"], "--listen must be HOST:PORT"),
+                (["proxy"], "Missing expected argument '--origin <origin>'"),
+            ]
+            for (arguments, message) in cases {
+                let result = try await cli.run(arguments, timeout: 30)
+                #expect(result.status == 1, "\(arguments)")
+                #expect(result.stderr.contains(message), "\(arguments): \(result.stderr)")
+                #expect(result.stdout.isEmpty, "\(arguments)")
+            }
+            try await withProxy(cli) { _, base in
+                let port = try #require(URL(string: base)?.port)
+                let taken = try await cli.run(["proxy", "--origin", origin, "--listen", "127.0.0.1:\(port)"], timeout: 30)
+                #expect(taken.status == 1)
+                #expect(taken.stderr.contains("could not serve on 127.0.0.1:\(port): Address already in use"), "\(taken.stderr)")
+                #expect(taken.stderr.contains("0 for a free one"))
+                #expect(taken.stdout.isEmpty)
+            }
+        }
+    }
+
     @Test("An unreachable origin gives 502 and a silent one 504, with a plain-text body")
     func gatewayErrors() async throws {
         try await withFreshetCLI { cli in
