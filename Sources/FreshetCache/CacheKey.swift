@@ -30,17 +30,25 @@ enum CacheKey {
         return Array(Set(names)).sorted()
     }
 
+    /// Request fields whose members are compared without regard to order, case or spaces
+    /// (`en, de` selects what `DE,EN` does).
+    static let caseInsensitiveLists: Set<String> = ["accept-language", "accept-encoding"]
+
     /// The secondary key: a hash of the request's normalised values for the nominated fields
-    /// (whitespace collapsed, several lines joined), so `Vary: Authorization` never stores a token.
+    /// (whitespace collapsed, several lines joined; ``caseInsensitiveLists`` also sorted and
+    /// lowercased), so `Vary: Authorization` never stores a token.
     static func variant(varyNames names: [String], request: HTTPFields) -> String {
         guard !names.isEmpty else { return "" }
         let text = names.map { name -> String in
             let values = HTTPField.Name(name).map { request[values: $0] } ?? []
-            let joined = values.joined(separator: ",")
+            var members = values.joined(separator: ",")
                 .split(separator: ",")
                 .map { $0.split(whereSeparator: { $0 == " " || $0 == "\t" }).joined(separator: " ") }
-                .joined(separator: ",")
-            return "\(name)=\(joined)"
+            if caseInsensitiveLists.contains(name) {
+                // Lists of case-insensitive tokens with weights: order, case and spaces carry no meaning.
+                members = members.map { $0.lowercased().filter { $0 != " " } }.filter { !$0.isEmpty }.sorted()
+            }
+            return "\(name)=\(members.joined(separator: ","))"
         }.joined(separator: "\n")
         return sha256(text)
     }

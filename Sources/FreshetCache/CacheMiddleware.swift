@@ -19,7 +19,11 @@ import OpenAPIRuntime
 /// validation with the stored `ETag` and `Last-Modified` (§4.3) and header update from `304`
 /// (§3.2, §4.3.4); request directives `max-age`, `max-stale`, `min-fresh`, `no-cache`,
 /// `no-store`, `only-if-cached` (§5.2.1); `must-revalidate`, `proxy-revalidate`, `immutable`;
-/// invalidation after unsafe methods (§4.4); `stale-while-revalidate` and `stale-if-error`.
+/// invalidation after unsafe methods (§4.4); `stale-while-revalidate` and `stale-if-error`;
+/// single byte ranges (`Range`, `If-Range`) answered from a stored complete response or from
+/// stored partial content (a `206` is stored for the range it holds, RFC 9111 §3.3–3.4); a `200`
+/// to `HEAD` freshens the stored `GET` response it describes (§4.3.5); a `POST` response with
+/// explicit freshness and `Content-Location` equal to its URI answers later `GET`s (RFC 9110 §9.3.3).
 public struct CacheMiddleware: ClientMiddleware {
     /// How the cache behaves beyond the RFC's fixed rules.
     public struct Options: Sendable {
@@ -96,47 +100,62 @@ public struct CacheMiddleware: ClientMiddleware {
         next: @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?)
     ) async throws -> (HTTPResponse, HTTPBody?) {
         guard let url = request.url(relativeTo: baseURL) else { return try await next(request, body, baseURL) }
+        let requestControl = CacheControl(request.headerFields)
         guard request.method == .get || request.method == .head else {
+            let requestTime = now()
             let (response, responseBody) = try await next(request, body, baseURL)
             if !Self.isSafe(request.method), (200..<400).contains(response.status.code) {
                 await invalidate(url, response: response)
             }
+            if request.method == .post, isReusablePostResponse(response, url: url) {
+                // RFC 9110 §9.3.3: stored as the answer to a GET of the same URI.
+                var asGet = request
+                asGet.method = .get
+                return try await storeIfAllowed(
+                    response, body: responseBody, request: asGet, requestControl: requestControl, url: url,
+                    requestTime: requestTime, key: CacheKey.primary(url: url, request: asGet, mode: options.mode))
+            }
             return (response, responseBody)
         }
-        let requestControl = CacheControl(request.headerFields)
+        // `Range` concerns GET only (RFC 9110 §14.2); a HEAD ignores it.
+        let rangeValue = request.method == .get ? request.headerFields[.range] : nil
         let callerConditional = request.headerFields[.ifNoneMatch] != nil || request.headerFields[.ifModifiedSince] != nil
-            || request.headerFields[.range] != nil
         let key = CacheKey.primary(url: url, request: request, mode: options.mode)
         let variants = (try? await store.variants(forKey: key)) ?? []
-        let stored = variants.first { candidate in
+        let matched = variants.first { candidate in
             let names = CacheKey.varyNames(candidate.headers)
             return names != ["*"] && CacheKey.variant(varyNames: names, request: request.headerFields) == candidate.variant
         }
+        // Stored partial content (a `206`) answers only the ranges it holds.
+        let stored = matched?.status == 206 && rangeValue == nil ? nil : matched
+        let completeStored = matched.map { $0.status != 206 } ?? false
 
-        if let stored, !callerConditional {
+        if let stored, !callerConditional, let answer = Self.servable(stored, rangeValue: rangeValue, request: request) {
             let freshness = freshness(of: stored, url: url)
             switch reuse(stored, freshness: freshness, request: requestControl, overridden: overrides(url)) {
             case .fresh:
-                return await serve(stored, freshness: freshness, outcome: .hit, head: request.method == .head)
+                return await serve(answer, freshness: freshness, outcome: .hit, head: request.method == .head)
             case .staleAllowed:
-                return await serve(stored, freshness: freshness, outcome: .stale, head: request.method == .head)
+                return await serve(answer, freshness: freshness, outcome: .stale, head: request.method == .head)
             case .mustValidate:
                 break
             }
             if requestControl.onlyIfCached {
                 return await gatewayTimeout()
             }
-            if request.method == .get, let transport = backgroundTransport,
-               let window = responseControl(stored.headers).staleWhileRevalidate,
-               freshness.staleness <= Double(window), !forbidsStale(stored, overridden: overrides(url)) {
-                revalidateInBackground(stored, request: request, baseURL: baseURL, url: url, transport: transport)
-                return await serve(stored, freshness: freshness, outcome: .stale, head: false)
+            if rangeValue == nil {
+                if request.method == .get, let transport = backgroundTransport,
+                   let window = responseControl(stored.headers).staleWhileRevalidate,
+                   freshness.staleness <= Double(window), !forbidsStale(stored, overridden: overrides(url)) {
+                    revalidateInBackground(stored, request: request, baseURL: baseURL, url: url, transport: transport)
+                    return await serve(stored, freshness: freshness, outcome: .stale, head: false)
+                }
+                if request.method == .head {
+                    return try await forwardHead(request, body: body, baseURL: baseURL, url: url, stored: stored, next: next)
+                }
+                return try await revalidate(stored, freshness: freshness, request: request, requestControl: requestControl,
+                                            baseURL: baseURL, url: url, next: next)
             }
-            if request.method == .head {
-                return try await passThrough(request, body: body, baseURL: baseURL, next: next)
-            }
-            return try await revalidate(stored, freshness: freshness, request: request, requestControl: requestControl,
-                                        baseURL: baseURL, url: url, next: next)
         }
         if requestControl.onlyIfCached {
             return await gatewayTimeout()
@@ -144,7 +163,31 @@ public struct CacheMiddleware: ClientMiddleware {
         let requestTime = now()
         let (response, responseBody) = try await next(request, body, baseURL)
         return try await storeIfAllowed(response, body: responseBody, request: request, requestControl: requestControl,
-                                        url: url, requestTime: requestTime, key: key)
+                                        url: url, requestTime: requestTime, key: key,
+                                        keepsPartial: !completeStored)
+    }
+
+    /// What `stored` answers to `request`: itself, or for a `Range` request the bytes asked for
+    /// (a `206`), or itself whole when `If-Range` does not match; `nil` when it cannot answer.
+    static func servable(_ stored: CachedResponse, rangeValue: String?, request: HTTPRequest) -> CachedResponse? {
+        guard let rangeValue else { return stored }
+        switch rangeAnswer(stored, rangeValue: rangeValue, request: request.headerFields) {
+        case .partial(let answer): return answer
+        case .whole: return stored
+        case .forward: return nil
+        }
+    }
+
+    /// Whether a response to a `POST` may answer later `GET`s of `url` (RFC 9110 §9.3.3): it has
+    /// explicit freshness and a `Content-Location` equal to the request URI.
+    func isReusablePostResponse(_ response: HTTPResponse, url: URL) -> Bool {
+        guard let location = response.headerFields[.contentLocation],
+              let target = URL(string: location, relativeTo: url)?.absoluteURL,
+              target.absoluteString == url.absoluteString else { return false }
+        let control = responseControl(response.headerFields)
+        let targeted = targetedControl(response.headerFields) != nil
+        return control.maxAge != nil || (options.mode == .shared && control.sharedMaxAge != nil)
+            || (!targeted && response.headerFields[.expires] != nil)
     }
 
     // MARK: - Reuse (RFC 9111 §4)
@@ -323,7 +366,10 @@ public struct CacheMiddleware: ClientMiddleware {
     /// Whether a response may be stored (§3, §3.5).
     func isStorable(_ response: HTTPResponse, request: HTTPRequest, requestControl: CacheControl) -> Bool {
         let code = response.status.code
-        guard request.method == .get, code >= 200, code != 206, code != 304 else { return false }
+        guard request.method == .get, code >= 200, code != 304 else { return false }
+        // Partial content is stored for the ranges it holds (RFC 9111 §3.3); one part only.
+        if code == 206, request.headerFields[.range] == nil
+            || response.headerFields[.contentRange].flatMap(ContentRange.init) == nil { return false }
         let control = responseControl(response.headerFields)
         let targeted = targetedControl(response.headerFields) != nil
         if requestControl.noStore { return false }
@@ -367,9 +413,11 @@ public struct CacheMiddleware: ClientMiddleware {
 
     /// Stores the response when the rules allow. A body that claims to be JSON but does not parse is
     /// never stored; with a `fallback` (the stored response, served stale) that is answered instead.
+    /// - Parameter keepsPartial: whether a `206` may be stored (not when it would replace a
+    ///   complete stored response).
     private func storeIfAllowed(
         _ response: HTTPResponse, body: HTTPBody?, request: HTTPRequest, requestControl: CacheControl,
-        url: URL, requestTime: Date, key: String,
+        url: URL, requestTime: Date, key: String, keepsPartial: Bool = true,
         fallback: ((String) async -> (HTTPResponse, HTTPBody?))? = nil
     ) async throws -> (HTTPResponse, HTTPBody?) {
         var marked = response
@@ -381,6 +429,12 @@ public struct CacheMiddleware: ClientMiddleware {
         let (data, rest) = try await Self.prefix(of: body, limit: options.maxEntryBytes)
         guard rest == nil else {
             return (marked, Self.concatenate(data, rest))
+        }
+        // A `206` never replaces a complete stored response, and is kept only when its body is
+        // the range its `Content-Range` names.
+        if response.status.code == 206,
+           !keepsPartial || !Self.isStorablePartial(response.headerFields, bodyCount: data.count) {
+            return (marked, HTTPBody(data))
         }
         if Self.isBrokenJSON(data, fields: response.headerFields) {
             if let fallback { return await fallback("the response from \(Redaction.redact(url)) is not valid JSON") }
@@ -448,13 +502,36 @@ public struct CacheMiddleware: ClientMiddleware {
         return (HTTPResponse(status: .gatewayTimeout, headerFields: [.freshetCache: CacheOutcome.miss.rawValue]), nil)
     }
 
-    private func passThrough(
-        _ request: HTTPRequest, body: HTTPBody?, baseURL: URL,
+    /// Sends a `HEAD` the stored response could not answer. A `200` whose validators and length
+    /// agree with the stored response updates it (RFC 9111 §4.3.5: its fields and freshness, as a
+    /// `304` would) and is answered with the updated stored fields.
+    private func forwardHead(
+        _ request: HTTPRequest, body: HTTPBody?, baseURL: URL, url: URL, stored: CachedResponse,
         next: @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?)
     ) async throws -> (HTTPResponse, HTTPBody?) {
+        let requestTime = now()
         var (response, responseBody) = try await next(request, body, baseURL)
+        if response.status.code == 200, Self.headResponse(response.headerFields, describes: stored) {
+            await HTTPBody.discard(responseBody)
+            let updated = Self.updated(stored, with: response.headerFields, requestTime: requestTime, responseTime: now())
+            try? await store.save(updated)
+            return await serve(updated, freshness: freshness(of: updated, url: url), outcome: .revalidated, head: true)
+        }
         response.headerFields[.freshetCache] = CacheOutcome.miss.rawValue
         return (response, responseBody)
+    }
+
+    /// Whether a `200` to `HEAD` describes `stored` (RFC 9111 §4.3.5): each validator it carries
+    /// (`ETag`, `Last-Modified`) equals the stored one, and so does its `Content-Length`, if any.
+    static func headResponse(_ fields: HTTPFields, describes stored: CachedResponse) -> Bool {
+        guard stored.status == 200 else { return false }
+        for name in [HTTPField.Name.eTag, .lastModified] {
+            if let value = fields[name], value != stored.headers[name] { return false }
+        }
+        if let length = fields[.contentLength], Int(length.trimmingCharacters(in: .whitespaces)) != stored.body.count {
+            return false
+        }
+        return true
     }
 
     // MARK: - Invalidation (§4.4)
