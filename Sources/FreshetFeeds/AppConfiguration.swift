@@ -17,6 +17,9 @@ public struct AppConfiguration: Sendable {
     /// Where GitHub avatar images are fetched (`FRESHET_AVATARS_URL`, default
     /// `https://avatars.githubusercontent.com`; the simulator serves them under `/avatars`).
     public var avatarsURL: URL = GitHub.defaultAvatarsURL
+    /// How long `freshet user` waits for an avatar before showing the profile without it
+    /// (`FRESHET_AVATAR_WAIT`, in seconds; default 3).
+    public var avatarWait: Duration = .seconds(3)
     /// `GITHUB_TOKEN`, else `GH_TOKEN`.
     public var gitHubToken: String?
     /// `KAKAO_REST_API_KEY`.
@@ -45,11 +48,20 @@ public struct AppConfiguration: Sendable {
         func nonEmpty(_ name: String) -> String? {
             environment[name].flatMap { $0.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty ? nil : $0 }
         }
+        var avatarWait = Duration.seconds(3)
+        if let text = nonEmpty("FRESHET_AVATAR_WAIT") {
+            guard let seconds = Double(text.trimmingCharacters(in: .whitespaces)), seconds.isFinite, seconds >= 0,
+                  seconds <= 3600 else {
+                throw Invalid(description: "FRESHET_AVATAR_WAIT must be a number of seconds from 0 to 3600, got \"\(text.prefix(50))\"")
+            }
+            avatarWait = .milliseconds(Int64(seconds * 1000))
+        }
         return AppConfiguration(
             gitHubURL: try url("FRESHET_GITHUB_URL", default: GitHub.defaultBaseURL),
             hackerNewsURL: try url("FRESHET_HN_URL", default: HackerNews.defaultBaseURL),
             kakaoURL: try url("FRESHET_KAKAO_URL", default: DaumSearch.defaultBaseURL),
             avatarsURL: try url("FRESHET_AVATARS_URL", default: GitHub.defaultAvatarsURL),
+            avatarWait: avatarWait,
             gitHubToken: nonEmpty("GITHUB_TOKEN") ?? nonEmpty("GH_TOKEN"),
             kakaoAPIKey: nonEmpty("KAKAO_REST_API_KEY"),
             home: FreshetDatabase.defaultDirectory(environment: environment))

@@ -72,13 +72,14 @@ struct UserCommand: AsyncParsableCommand {
         guard let proto, var endpoint = GitHub.avatar(user.avatarURL, size: 128) else { return nil }
         if offline { endpoint.headers[.cacheControl] = "max-stale, only-if-cached" }
         let columns = 16, rows = 8
-        // At most 3 seconds for a picture: the profile is what was asked for.
+        // A picture gets a short wait (3 s unless FRESHET_AVATAR_WAIT says): the profile is what was asked for.
         let client = context.avatars()
+        let wait = context.configuration.avatarWait
         let request = endpoint
         let image = await withTaskGroup(of: Data?.self) { group in
             group.addTask { try? await client.send(request).value }
             group.addTask {
-                try? await Task.sleep(for: .seconds(3))
+                try? await Task.sleep(for: wait)
                 return nil
             }
             let first = await group.next() ?? nil
