@@ -13,7 +13,7 @@ import Synchronization
 ///
 /// Unlike AsyncHTTPClient it relays interim responses: every `1xx` head the origin sends before
 /// the final one (`102`, `103 Early Hints`, …; never `100` or `101`) is handed to
-/// ``InterimResponses/handler`` of the sending task, and awaited, before the final response.
+/// `InterimResponses.handler` of the sending task, and awaited, before the final response.
 ///
 /// - Header lines go out as given (order, spelling, repeats), `Host` is added first when missing,
 ///   the method is sent as spelled (`M-SEARCH`), and the body is framed from `HTTPBody.length`
@@ -218,13 +218,16 @@ public final class HTTP1ConnectionPool: Sendable {
         public var idleTimeout: Duration
         /// How long making a connection (TCP, and TLS for `https`) may take (default 10 s).
         public var connectTimeout: Duration
+        /// TLS for `https` origins (default: the system's trust roots; ALPN is always `http/1.1`).
+        public var tls: TLSConfiguration
 
         /// Creates a configuration.
         public init(maxConnectionsPerHost: Int = 64, idleTimeout: Duration = .seconds(60),
-                    connectTimeout: Duration = .seconds(10)) {
+                    connectTimeout: Duration = .seconds(10), tls: TLSConfiguration = .makeClientConfiguration()) {
             self.maxConnectionsPerHost = max(1, maxConnectionsPerHost)
             self.idleTimeout = idleTimeout
             self.connectTimeout = connectTimeout
+            self.tls = tls
         }
     }
 
@@ -235,12 +238,26 @@ public final class HTTP1ConnectionPool: Sendable {
     public let configuration: Configuration
     let group: any EventLoopGroup
     private let state = Mutex(State())
+    /// Made once, on the first `https` connection.
+    private let tlsContext = Mutex<NIOSSLContext?>(nil)
 
     /// Creates a pool whose connections run on `group`.
     public init(configuration: Configuration = .init(),
                 group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) {
         self.configuration = configuration
         self.group = group
+    }
+
+    /// The TLS context of `https` connections: ``Configuration/tls`` offering HTTP/1.1 only.
+    private func makeTLSContext() throws -> NIOSSLContext {
+        try tlsContext.withLock { context in
+            if let context { return context }
+            var configuration = self.configuration.tls
+            configuration.applicationProtocols = ["http/1.1"]
+            let made = try NIOSSLContext(configuration: configuration)
+            context = made
+            return made
+        }
     }
 
     /// Connections open now (busy, idle or being made), over all origins.
@@ -289,7 +306,6 @@ public final class HTTP1ConnectionPool: Sendable {
 
     private struct Waiter: Sendable {
         var id: Int
-        var fresh: Bool
         var continuation: CheckedContinuation<Grant, any Error>
         var timer: Scheduled<Void>?
     }
@@ -332,14 +348,14 @@ public final class HTTP1ConnectionPool: Sendable {
         case .connect:
             return (try await connect(key, deadline: deadline), false)
         case .wait:
-            switch try await wait(key, deadline: deadline, fresh: fresh) {
+            switch try await wait(key, deadline: deadline) {
             case .connection(let connection): return (connection, true)
             case .connect: return (try await connect(key, deadline: deadline), false)
             }
         }
     }
 
-    private func wait(_ key: Key, deadline: NIODeadline, fresh: Bool) async throws -> Grant {
+    private func wait(_ key: Key, deadline: NIODeadline) async throws -> Grant {
         let id = state.withLock { state in
             state.nextWaiter += 1
             return state.nextWaiter
@@ -353,7 +369,7 @@ public final class HTTP1ConnectionPool: Sendable {
                         abandon(key, id: id, error: TransportFailure(.timedOut, reason: "no connection to the origin came free in time"))
                     }
                     state.hosts[key, default: Host()].waiters.append(
-                        Waiter(id: id, fresh: fresh, continuation: continuation, timer: timer))
+                        Waiter(id: id, continuation: continuation, timer: timer))
                     return false
                 }
                 if cancelled { continuation.resume(throwing: CancellationError()) }
@@ -379,7 +395,8 @@ public final class HTTP1ConnectionPool: Sendable {
         let limit = TimeAmount(configuration.connectTimeout)
         let timeout = min(limit, max(remaining, .milliseconds(1)))
         do {
-            let connection = try await HTTP1Connection.connect(key, group: group, timeout: timeout, pool: self)
+            let tls = key.scheme == "https" ? try makeTLSContext() : nil
+            let connection = try await HTTP1Connection.connect(key, tls: tls, group: group, timeout: timeout, pool: self)
             connection.channel.closeFuture.whenComplete { [self] _ in closed(connection) }
             return connection
         } catch {
@@ -397,8 +414,9 @@ public final class HTTP1ConnectionPool: Sendable {
         let idleTimeout = TimeAmount(configuration.idleTimeout)
         let waiter = state.withLock { state -> Waiter? in
             guard connection.isActive else { return nil }
-            if let index = state.hosts[key]?.waiters.firstIndex(where: { !$0.fresh }) {
-                return state.hosts[key]!.waiters.remove(at: index)
+            // A connection that has just completed an exchange is not stale: any waiter may have it.
+            if state.hosts[key]?.waiters.isEmpty == false {
+                return state.hosts[key]!.waiters.removeFirst()
             }
             // Parked before anyone can take it, so the handler is idle before a new exchange begins.
             connection.park()
@@ -480,16 +498,8 @@ final class HTTP1Connection: Sendable {
         channel.close(promise: nil)
     }
 
-    /// The TLS configuration for `https` origins: the system's trust roots, HTTP/1.1 only.
-    private static let tlsContext: Result<NIOSSLContext, any Error> = Result {
-        var configuration = TLSConfiguration.makeClientConfiguration()
-        configuration.applicationProtocols = ["http/1.1"]
-        return try NIOSSLContext(configuration: configuration)
-    }
-
-    static func connect(_ key: HTTP1ConnectionPool.Key, group: any EventLoopGroup, timeout: TimeAmount,
-                        pool: HTTP1ConnectionPool? = nil) async throws -> HTTP1Connection {
-        let tls = key.scheme == "https" ? try tlsContext.get() : nil
+    static func connect(_ key: HTTP1ConnectionPool.Key, tls: NIOSSLContext?, group: any EventLoopGroup,
+                        timeout: TimeAmount, pool: HTTP1ConnectionPool? = nil) async throws -> HTTP1Connection {
         let serverName: String? = key.host.isIPAddress ? nil : key.host
         let flag = TimedOutFlag()
         let channel = try await ClientBootstrap(group: group)
@@ -831,7 +841,10 @@ extension HTTPResponse {
         for (name, value) in head.headers {
             if let fieldName = HTTPField.Name(name) { fields.append(HTTPField(name: fieldName, value: value)) }
         }
-        self.init(status: .init(code: Int(head.status.code), reasonPhrase: head.status.reasonPhrase), headerFields: fields)
+        let code = Int(head.status.code)
+        // NIO has no phrase for 103 (it does not keep the one received either).
+        let phrase = head.status.reasonPhrase.isEmpty && code == 103 ? "Early Hints" : head.status.reasonPhrase
+        self.init(status: .init(code: code, reasonPhrase: phrase), headerFields: fields)
     }
 }
 
