@@ -75,6 +75,9 @@ public struct ProxyForwarder: Sendable {
 
     /// Forwards `request` (its `path` is the client's request target) with `body`, and returns
     /// the answer for the client. It never throws: failures become `4xx`/`5xx` answers.
+    ///
+    /// Interim (`1xx`) responses of the origin, when the transport reports them, go to the calling
+    /// task's `InterimResponses.handler` before this returns; they are never stored.
     public func forward(_ request: HTTPRequest, body: HTTPBody?) async -> ProxyResponse {
         guard let target = Self.originForm(request.path) else {
             return Self.generated(.badRequest, "freshet proxy: the request target must be a path like /a/b?c=d")

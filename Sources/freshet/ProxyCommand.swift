@@ -65,7 +65,8 @@ struct ProxyCommand: AsyncParsableCommand {
             printError("error: could not open the database in \(directory.path): \(error)")
             throw ExitStatus.failure
         }
-        let transport = ClassifyingTransport(base: HTTPClientTransport(headTimeout: .seconds(Int64(timeout))))
+        // HTTP1Transport rather than AsyncHTTPClient: it relays the origin's interim (1xx) responses.
+        let transport = HTTP1Transport(headTimeout: .seconds(timeout))
         let forwarder = ProxyForwarder(
             origin: originURL, store: SQLiteCacheStore(database: database),
             mode: privateCache ? .private : .shared, maxEntryBytes: maxEntryBytes, transport: transport)

@@ -61,7 +61,27 @@ struct ProxyServer: Sendable {
         if relay != nil, request.headers[.expect]?.lowercased() == "100-continue" {
             try await writer.writeInformationalHead(HTTPResponse(status: .continue))
         }
-        let answer = await forwarder.forward(head, body: relay?.body)
+        // The origin's interim (1xx) responses reach the client before the answer: the forward runs
+        // in a child task whose task-local handler hands them over, and this task writes them as
+        // they come (the writer stays here). The stream ends when the forward has returned.
+        let (interims, interimSink) = AsyncStream.makeStream(of: HTTPResponse.self)
+        async let forwarded = InterimResponses.$handler.withValue({ interim in _ = interimSink.yield(interim) }) {
+            let answer = await forwarder.forward(head, body: relay?.body)
+            interimSink.finish()
+            return answer
+        }
+        do {
+            for await interim in interims {
+                var informational = interim
+                informational.headerFields = ProxyHeaders.forwardable(interim.headerFields)
+                try await writer.writeInformationalHead(informational)
+            }
+        } catch {
+            // The client left: the forward is cancelled as this scope ends.
+            await relay?.finish()
+            throw error
+        }
+        let answer = await forwarded
         func record(aborted: Bool) {
             log?(ProxyLogLine.format(
                 method: head.method.rawValue, target: head.path ?? "", status: answer.head.status.code,

@@ -54,6 +54,46 @@ struct ProxyConformanceTests {
         }
     }
 
+    @Test("103 Early Hints reach the client before the final response, with their fields; they are neither stored nor replayed")
+    func interimResponses() async throws {
+        let early = "HTTP/1.1 103 Early Hints\r\nLink: </styles.css>; rel=preload; as=style\r\nx-my-header: test\r\n\r\n"
+        // The origin holds its final response until the client has seen the 103.
+        let origin = try RawOrigin(responses: [early + RawOrigin.gate + Self.answer(["Cache-Control: max-age=3600"], body: "final")])
+        defer { origin.stop() }
+        try await withFreshetCLI { cli in
+            try await withProxy(cli, origin: origin.url.absoluteString) { _, base in
+                let port = try #require(URL(string: base)?.port)
+                let request = "GET /test/interim HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+                let client = try RawClient(port: port)
+                defer { client.close() }
+                client.send(request)
+                let interim = await client.read { $0.contains("\r\n\r\n") }
+                origin.openGate()
+                #expect(interim.hasPrefix("HTTP/1.1 103 "), "\(interim.prefix(300))")
+                #expect(interim.contains("\r\nLink: </styles.css>; rel=preload; as=style\r\n"), "\(interim.prefix(300))")
+                #expect(interim.contains("\r\nx-my-header: test\r\n"), "\(interim.prefix(300))")
+                #expect(!interim.contains("HTTP/1.1 200"))
+                let all = await client.read { $0.hasSuffix("\r\n\r\nfinal") }
+                let finalStart = try #require(all.range(of: "HTTP/1.1 200 "), "\(all.prefix(600))")
+                #expect(all[..<finalStart.lowerBound].hasPrefix("HTTP/1.1 103 "), "one interim response, then the final one")
+                let final = all[finalStart.lowerBound...].lowercased()
+                #expect(!final.contains("x-my-header"), "the interim fields stay out of the final response")
+                #expect(!final.contains("\r\nlink:"))
+                #expect(final.contains("\r\nx-cache: miss\r\n"))
+
+                let again = try RawClient(port: port)
+                defer { again.close() }
+                again.send(request)
+                let hit = await again.read { $0.hasSuffix("\r\n\r\nfinal") }
+                #expect(hit.hasPrefix("HTTP/1.1 200 "), "a hit gets no interim response: \(hit.prefix(300))")
+                #expect(hit.lowercased().contains("\r\nx-cache: hit\r\n"))
+                #expect(!hit.lowercased().contains("x-my-header"), "the interim fields were not stored")
+                #expect(!hit.lowercased().contains("\r\nlink:"))
+                #expect(origin.received.count == 1)
+            }
+        }
+    }
+
     @Test("M-SEARCH and other extension methods reach the origin spelled as sent, with their bodies")
     func extensionMethods() async throws {
         let origin = try RawOrigin(responses: [Self.answer([], body: "")])
