@@ -12,6 +12,20 @@ import HTTPTypes
 /// because that chain is awaited in the same task; work started with `Task.detached` (such as a
 /// cache's background revalidation) does not see it.
 public enum InterimResponses {
+    /// What receives the interim responses.
+    ///
+    /// (A struct rather than a bare closure: with an optional closure as the task-local value,
+    /// optimized builds by Swift 6.3 crashed binding it.)
+    public struct Handler: Sendable {
+        /// Called with each interim response, in order; the transport waits for it to return.
+        public let receive: @Sendable (HTTPResponse) async -> Void
+
+        /// A handler calling `receive`.
+        public init(_ receive: @escaping @Sendable (HTTPResponse) async -> Void) {
+            self.receive = receive
+        }
+    }
+
     /// Receives the interim responses of requests sent by the current task; `nil`: they are dropped.
-    @TaskLocal public static var handler: (@Sendable (HTTPResponse) async -> Void)?
+    @TaskLocal public static var handler: Handler?
 }

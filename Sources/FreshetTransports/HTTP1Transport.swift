@@ -199,7 +199,7 @@ struct ExchangePlan: Sendable {
     var closeAfter: Bool
     var deadline: NIODeadline
     var readTimeout: TimeAmount
-    var interim: (@Sendable (HTTPResponse) async -> Void)?
+    var interim: InterimResponses.Handler?
 }
 
 // MARK: - Pool
@@ -749,7 +749,7 @@ final class Exchange: Sendable {
     }
 
     /// Reads up to the final head, handing interim heads to `interim`.
-    func readHead(isHead: Bool, interim: (@Sendable (HTTPResponse) async -> Void)?) async throws -> (HTTPResponse, HTTPBody?) {
+    func readHead(isHead: Bool, interim: InterimResponses.Handler?) async throws -> (HTTPResponse, HTTPBody?) {
         var relayed = 0
         while true {
             guard case .head(let head) = try await nextPart(readTimeout: nil) else {
@@ -760,7 +760,7 @@ final class Exchange: Sendable {
                 // 100 Continue concerns this hop only; a flood of interim heads is not relayed past 32.
                 if code != 100, let interim, relayed < 32 {
                     relayed += 1
-                    await interim(HTTPResponse(head))
+                    await interim.receive(HTTPResponse(head))
                 }
                 continue
             }

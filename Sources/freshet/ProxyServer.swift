@@ -62,14 +62,11 @@ struct ProxyServer: Sendable {
             try await writer.writeInformationalHead(HTTPResponse(status: .continue))
         }
         // The origin's interim (1xx) responses reach the client before the answer: the forward runs
-        // in a child task whose task-local handler hands them over, and this task writes them as
-        // they come (the writer stays here). The stream ends when the forward has returned.
+        // in a task of its own whose task-local handler hands them over, and this task writes them
+        // as they come (the writer stays here). The stream ends when the forward has returned.
+        // (Not `async let`: with it, TaskLocal.withValue crashed in optimized builds, Swift 6.3.)
         let (interims, interimSink) = AsyncStream.makeStream(of: HTTPResponse.self)
-        async let forwarded = InterimResponses.$handler.withValue({ interim in _ = interimSink.yield(interim) }) {
-            let answer = await forwarder.forward(head, body: relay?.body)
-            interimSink.finish()
-            return answer
-        }
+        let forwarding = Task { await forward(head, body: relay?.body, with: forwarder, interims: interimSink) }
         do {
             for await interim in interims {
                 var informational = interim
@@ -77,11 +74,16 @@ struct ProxyServer: Sendable {
                 try await writer.writeInformationalHead(informational)
             }
         } catch {
-            // The client left: the forward is cancelled as this scope ends.
+            // The client left.
+            forwarding.cancel()
             await relay?.finish()
             throw error
         }
-        let answer = await forwarded
+        let answer = await withTaskCancellationHandler {
+            await forwarding.value
+        } onCancel: {
+            forwarding.cancel()
+        }
         func record(aborted: Bool) {
             log?(ProxyLogLine.format(
                 method: head.method.rawValue, target: head.path ?? "", status: answer.head.status.code,
@@ -107,6 +109,15 @@ struct ProxyServer: Sendable {
         }
         await relay?.finish()
         record(aborted: false)
+    }
+
+    /// Forwards with the origin's interim responses going to `interims`, which ends when this returns.
+    static func forward(_ head: HTTPRequest, body: HTTPBody?, with forwarder: ProxyForwarder,
+                        interims: AsyncStream<HTTPResponse>.Continuation) async -> ProxyResponse {
+        defer { interims.finish() }
+        return await InterimResponses.$handler.withValue(.init { interim in _ = interims.yield(interim) }) {
+            await forwarder.forward(head, body: body)
+        }
     }
 
     /// The request body as a relay to the origin, or `nil` when the request has none.

@@ -155,7 +155,7 @@ struct HTTP1TransportTests {
         defer { pool.closeIdleConnections() }
         let transport = HTTP1Transport(pool: pool)
         let seen = Mutex<[HTTPResponse]>([])
-        let (response, body) = try await InterimResponses.$handler.withValue({ head in seen.withLock { $0.append(head) } }) {
+        let (response, body) = try await InterimResponses.$handler.withValue(.init { head in seen.withLock { $0.append(head) } }) {
             try await Self.exchange(transport, origin)
         }
         let heads = seen.withLock { $0 }
