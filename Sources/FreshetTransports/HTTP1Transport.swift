@@ -124,9 +124,7 @@ public struct HTTP1Transport: ClientTransport {
         if let failure = error as? TransportFailure { return failure }
         if timedOut { return TransportFailure(.timedOut, reason: "the origin did not answer in time") }
         if let error = error as? HTTPParserError {
-            let reason = error == .invalidEOFState
-                ? "the connection closed before the response was complete" : "malformed response (\(error.debugDescription))"
-            return TransportFailure(.connectionLost, reason: reason)
+            return ClassifyingTransport.parserFailure(error)
         }
         if error is NIOHTTPDecoderError {
             return TransportFailure(.connectionLost, reason: "malformed response (\(error))")

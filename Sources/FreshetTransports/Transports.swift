@@ -100,6 +100,14 @@ public struct ClassifyingTransport: ClientTransport {
         return (response, classified)
     }
 
+    /// A response that broke off or is not HTTP: `invalidEOFState` is a connection closed before
+    /// the body announced by Content-Length or chunked framing was complete.
+    static func parserFailure(_ error: HTTPParserError) -> TransportFailure {
+        let reason = error == .invalidEOFState
+            ? "the connection closed before the response was complete" : "malformed response (\(error.debugDescription))"
+        return TransportFailure(.connectionLost, reason: reason)
+    }
+
     /// Maps AsyncHTTPClient and NIO errors to `TransportFailure`; other errors pass through.
     public static func classify(_ error: any Error) -> any Error {
         if error is CancellationError || Task.isCancelled {
@@ -123,11 +131,7 @@ public struct ClassifyingTransport: ClientTransport {
             }
         }
         if let error = error as? HTTPParserError {
-            // The response broke off or is not HTTP: `invalidEOFState` is a connection closed before
-            // the body announced by Content-Length or chunked framing was complete.
-            let reason = error == .invalidEOFState
-                ? "the connection closed before the response was complete" : "malformed response (\(error.debugDescription))"
-            return TransportFailure(.connectionLost, reason: reason)
+            return parserFailure(error)
         }
         if error is NIOConnectionError {
             return TransportFailure(.unreachable, reason: "connection failed")
