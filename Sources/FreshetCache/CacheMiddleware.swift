@@ -367,9 +367,9 @@ public struct CacheMiddleware: ClientMiddleware {
     func isStorable(_ response: HTTPResponse, request: HTTPRequest, requestControl: CacheControl) -> Bool {
         let code = response.status.code
         guard request.method == .get, code >= 200, code != 304 else { return false }
-        // Partial content is stored for the ranges it holds (RFC 9111 §3.3); one part only.
-        if code == 206, request.headerFields[.range] == nil
-            || response.headerFields[.contentRange].flatMap(ContentRange.init) == nil { return false }
+        // Partial content is stored for the ranges it holds (RFC 9111 §3.3), only in answer to a
+        // `Range` request; its `Content-Range` is checked against the body in `storeIfAllowed`.
+        if code == 206, request.headerFields[.range] == nil { return false }
         let control = responseControl(response.headerFields)
         let targeted = targetedControl(response.headerFields) != nil
         if requestControl.noStore { return false }
