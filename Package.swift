@@ -148,6 +148,7 @@ let package = Package(
             dependencies: [
                 "FreshetCache", "FreshetSimulator", "FreshetTestSupport",
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "GRDB", package: "GRDB.swift"),
             ]),
         .testTarget(name: "FreshetFeedsTests", dependencies: ["FreshetFeeds", "FreshetTestSupport"]),
         .testTarget(name: "FreshetCombineTests", dependencies: ["FreshetCombine", "FreshetTestSupport"]),

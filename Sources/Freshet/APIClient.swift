@@ -55,28 +55,72 @@ public struct APIClient: Sendable {
     public func send<Value>(_ endpoint: Endpoint<Value>) async throws(APIError) -> Response<Value> {
         let (request, requestBase, url) = try makeRequest(endpoint)
         let operationID = endpoint.method.rawValue + " " + (endpoint.pathSegments.first.map { "/\($0)" } ?? "/")
+        let report = ExchangeReport()
         do {
-            let (response, body) = try await Self.chain(
-                middlewares: middlewares, transport: transport, operationID: operationID
-            )(request, endpoint.body.map { HTTPBody($0) }, requestBase)
+            let chain = Self.chain(middlewares: middlewares, transport: transport, operationID: operationID)
+            let (response, body) = try await ExchangeReport.$current.withValue(report) {
+                try await chain(request, endpoint.body.map { HTTPBody($0) }, requestBase)
+            }
             let data = try await Self.collect(body, limit: maxResponseBytes, url: url)
             try Task.checkCancellation()
-            try Self.validate(response, body: data, url: url)
-            let value: Value
-            do {
-                value = try endpoint.decode(data, decoder)
-            } catch let error as DecodingError {
-                throw APIError.decoding(error, type: String(describing: Value.self))
-            }
-            var headers = response.headerFields
-            let cache = headers[.freshetCache].flatMap(CacheOutcome.init(rawValue:))
-            headers[.freshetCache] = nil
-            return Response(value: value, status: response.status, headers: headers, url: url,
-                            cache: cache, bodyBytes: data.count)
+            return try decoded(endpoint, response: response, data: data, url: url, report: report.snapshot)
         } catch {
             if Task.isCancelled { throw .cancelled }
             throw APIError.wrapping(error, url: url)
         }
+    }
+
+    /// Sends `endpoint`; when the exchange fails for a reason the server may get over (rate
+    /// limit, `Retry-After` beyond the cap, 5xx, unreachable, timeout, a broken or oversized
+    /// body, a redirect loop), answers with the response a ``StoredResponseSource`` in the chain
+    /// (the HTTP cache) has stored, stale, instead.
+    ///
+    /// The cache middleware already serves stored responses when the network fails under it;
+    /// this covers the failures raised *outside* it — by the retry middleware giving up, the
+    /// redirect middleware, or the client's body limit — by asking the cache itself, with no
+    /// request. The response then reports ``CacheOutcome/stale`` and the original failure as its
+    /// ``Response/staleReason``.
+    ///
+    /// Definitive answers are not hidden: a `404`, `401`, `422` or any other 4xx but `408` and
+    /// `429` is thrown as it is, and so is cancellation.
+    /// - Throws: the original error when nothing usable is stored.
+    public func sendOrStored<Value>(_ endpoint: Endpoint<Value>) async throws(APIError) -> Response<Value> {
+        do {
+            return try await send(endpoint)
+        } catch {
+            guard Self.storedMayReplace(error), !Task.isCancelled,
+                  let source = middlewares.lazy.compactMap({ $0 as? any StoredResponseSource }).first,
+                  let (request, requestBase, url) = try? makeRequest(endpoint),
+                  let (response, data) = await source.storedResponse(for: request, baseURL: requestBase),
+                  let stored = try? decoded(endpoint, response: response, data: data, url: url,
+                                            report: .init(cache: .stale, staleReason: error.description))
+            else { throw error }
+            return stored
+        }
+    }
+
+    /// Whether a stored response may stand in after `error`.
+    static func storedMayReplace(_ error: APIError) -> Bool {
+        switch error {
+        case .cancelled, .invalidRequest: return false
+        case .httpStatus(let code, _, _): return code == 408 || code == 429 || code >= 500
+        default: return true
+        }
+    }
+
+    /// Validates and decodes a complete response into a ``Response``.
+    private func decoded<Value>(_ endpoint: Endpoint<Value>, response: HTTPResponse, data: Data, url: URL,
+                                report: ExchangeReport.Snapshot) throws -> Response<Value> {
+        try Self.validate(response, body: data, url: url)
+        let value: Value
+        do {
+            value = try endpoint.decode(data, decoder)
+        } catch let error as DecodingError {
+            throw APIError.decoding(error, type: String(describing: Value.self))
+        }
+        return Response(value: value, status: response.status, headers: response.headerFields, url: url,
+                        cache: report.cache, staleReason: report.staleReason, attempt: report.attempt,
+                        bodyBytes: data.count)
     }
 
     /// Sends `endpoint` and returns only its decoded value.

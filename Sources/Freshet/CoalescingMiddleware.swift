@@ -75,7 +75,8 @@ public struct CoalescingMiddleware: ClientMiddleware {
         }
         let result: Result<Exchange.Output, any Error>
         do {
-            result = .success((response, try await APIClient.collect(responseBody, limit: maxBodyBytes, url: baseURL)))
+            let data = try await APIClient.collect(responseBody, limit: maxBodyBytes, url: baseURL)
+            result = .success((response, data, ExchangeReport.current?.snapshot))
         } catch APIError.bodyTooLarge(let limit, _) {
             // The URL is built for the message only.
             let url = request.url(relativeTo: baseURL).map(Redaction.redact) ?? Redaction.redact(baseURL)
@@ -89,8 +90,12 @@ public struct CoalescingMiddleware: ClientMiddleware {
         return Self.deliver(try result.get(), for: request)
     }
 
+    /// The shared answer for one request; a waiter's report learns what the owner's cache said.
     private static func deliver(_ output: Exchange.Output, for request: HTTPRequest) -> (HTTPResponse, HTTPBody?) {
-        (output.0, request.method == .head ? nil : HTTPBody(output.1))
+        if let shared = output.report, let cache = shared.cache, let report = ExchangeReport.current {
+            report.recordCache(cache, staleReason: shared.staleReason)
+        }
+        return (output.response, request.method == .head ? nil : HTTPBody(output.body))
     }
 
     static func varyingHeaders(_ request: HTTPRequest) -> [String] {
@@ -136,7 +141,7 @@ public struct CoalescingMiddleware: ClientMiddleware {
 
     /// One shared network exchange and the waiters for its result.
     final class Exchange: Sendable {
-        typealias Output = (HTTPResponse, Data)
+        typealias Output = (response: HTTPResponse, body: Data, report: ExchangeReport.Snapshot?)
         private struct State {
             var waiters: [Int: CheckedContinuation<Output, any Error>] = [:]
             var nextWaiter = 0

@@ -17,8 +17,6 @@ extension HTTPField.Name {
     public static let xPollInterval = HTTPField.Name("X-Poll-Interval")!
     /// `Link` (RFC 8288).
     public static let link = HTTPField.Name("Link")!
-    /// `Freshet-Attempt`: set by the retry middleware to the attempt that produced the response.
-    public static let freshetAttempt = HTTPField.Name("Freshet-Attempt")!
 }
 
 extension HTTPRequest {

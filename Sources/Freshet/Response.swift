@@ -13,32 +13,35 @@ public struct Response<Value: Sendable>: Sendable {
     public var url: URL
     /// How the HTTP cache answered, or `nil` when no cache middleware is installed.
     public var cache: CacheOutcome?
+    /// Why a stored response was served stale (the refresh's failure), when it was.
+    public var staleReason: String?
+    /// The attempt that produced the response (1 for the first; the retry middleware counts).
+    public var attempt: Int
     /// The number of body bytes received by the client.
     public var bodyBytes: Int
 
     /// Creates a response.
     public init(value: Value, status: HTTPResponse.Status, headers: HTTPFields, url: URL,
-                cache: CacheOutcome? = nil, bodyBytes: Int) {
+                cache: CacheOutcome? = nil, staleReason: String? = nil, attempt: Int = 1, bodyBytes: Int) {
         self.value = value
         self.status = status
         self.headers = headers
         self.url = url
         self.cache = cache
+        self.staleReason = staleReason
+        self.attempt = attempt
         self.bodyBytes = bodyBytes
     }
-
-    /// Why a stored response was served stale (the refresh's failure), when it was.
-    public var staleReason: String? { headers[.freshetStaleReason] }
 
     /// The same metadata with another value.
     public func map<T: Sendable>(_ transform: (Value) throws -> T) rethrows -> Response<T> {
         Response<T>(value: try transform(value), status: status, headers: headers, url: url,
-                    cache: cache, bodyBytes: bodyBytes)
+                    cache: cache, staleReason: staleReason, attempt: attempt, bodyBytes: bodyBytes)
     }
 }
 
-/// How a cache middleware answered a request. It reports this in the
-/// `Freshet-Cache` response header, which the client reads and removes.
+/// How a cache middleware answered a request. It reports this through ``ExchangeReport``, and
+/// the client hands it on as ``Response/cache``.
 public enum CacheOutcome: String, Sendable, Codable, CaseIterable {
     /// Served from the store without contacting the server.
     case hit
@@ -48,12 +51,4 @@ public enum CacheOutcome: String, Sendable, Codable, CaseIterable {
     case miss
     /// Served from the store although stale, because the server could not be reached.
     case stale
-}
-
-extension HTTPField.Name {
-    /// `Freshet-Cache`: set by a cache middleware to a ``CacheOutcome`` raw value.
-    public static let freshetCache = HTTPField.Name("Freshet-Cache")!
-    /// `Freshet-Stale-Reason`: set by a cache middleware that served a stored response because
-    /// the server could not be used; says what failed.
-    public static let freshetStaleReason = HTTPField.Name("Freshet-Stale-Reason")!
 }

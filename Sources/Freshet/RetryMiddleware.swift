@@ -12,7 +12,7 @@ import OpenAPIRuntime
 ///   ``APIError/retryLater(code:retryAt:url:)``, which say when to try again.
 /// - Cancelling the task during the wait ends it at once, without another attempt.
 ///
-/// The attempt that produced the response is reported in the `Freshet-Attempt` header.
+/// The attempt that produced the response is reported through ``ExchangeReport`` (``Response/attempt``).
 public struct RetryMiddleware: ClientMiddleware {
     /// When and how often to retry.
     public struct Policy: Sendable {
@@ -143,8 +143,7 @@ public struct RetryMiddleware: ClientMiddleware {
     }
 
     private static func marked(_ response: HTTPResponse, attempt: Int) -> HTTPResponse {
-        var response = response
-        response.headerFields[.freshetAttempt] = String(attempt)
+        ExchangeReport.current?.recordAttempt(attempt)
         return response
     }
 }

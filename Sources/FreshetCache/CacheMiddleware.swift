@@ -6,8 +6,9 @@ import OpenAPIRuntime
 /// An RFC 9111 HTTP cache as a `ClientMiddleware`.
 ///
 /// Place it innermost, right before the transport (see ``Freshet/Middlewares``): a retried or
-/// coalesced request then still hits it. It reports how it answered in the `Freshet-Cache`
-/// response header, which ``Freshet/APIClient`` turns into ``Freshet/Response/cache``:
+/// coalesced request then still hits it. It reports how it answered through
+/// ``Freshet/ExchangeReport`` (never in a header field), which ``Freshet/APIClient`` turns into
+/// ``Freshet/Response/cache`` and ``Freshet/Response/staleReason``:
 /// `hit` (served from the store), `revalidated` (a `304` confirmed the stored response, which is
 /// delivered as the stored `200`), `miss` (from the server) or `stale` (served stale: a caller's
 /// `max-stale`, `stale-while-revalidate`, `stale-if-error`, or ``Options/serveStaleOnFailure``).
@@ -24,7 +25,7 @@ import OpenAPIRuntime
 /// stored partial content (a `206` is stored for the range it holds, RFC 9111 §3.3–3.4); a `200`
 /// to `HEAD` freshens the stored `GET` response it describes (§4.3.5); a `POST` response with
 /// explicit freshness and `Content-Location` equal to its URI answers later `GET`s (RFC 9110 §9.3.3).
-public struct CacheMiddleware: ClientMiddleware {
+public struct CacheMiddleware: ClientMiddleware, StoredResponseSource {
     /// How the cache behaves beyond the RFC's fixed rules.
     public struct Options: Sendable {
         /// Private (the default, for a client) or shared (for a proxy).
@@ -86,10 +87,10 @@ public struct CacheMiddleware: ClientMiddleware {
         self.now = now
     }
 
-    /// Fields never stored (RFC 9110 §7.6.1 hop-by-hop, plus Freshet's own markers).
+    /// Fields never stored (RFC 9110 §7.6.1 hop-by-hop, and the proxy credentials fields).
     static let unstoredFields: Set<String> = [
         "connection", "keep-alive", "proxy-connection", "te", "transfer-encoding", "upgrade",
-        "proxy-authenticate", "proxy-authorization", "trailer", "freshet-cache", "freshet-attempt",
+        "proxy-authenticate", "proxy-authorization", "trailer",
     ]
 
     // MARK: - The middleware
@@ -121,11 +122,7 @@ public struct CacheMiddleware: ClientMiddleware {
         let rangeValue = request.method == .get ? request.headerFields[.range] : nil
         let callerConditional = request.headerFields[.ifNoneMatch] != nil || request.headerFields[.ifModifiedSince] != nil
         let key = CacheKey.primary(url: url, request: request, mode: options.mode)
-        let variants = (try? await store.variants(forKey: key)) ?? []
-        let matched = variants.first { candidate in
-            let names = CacheKey.varyNames(candidate.headers)
-            return names != ["*"] && CacheKey.variant(varyNames: names, request: request.headerFields) == candidate.variant
-        }
+        let matched = await storedVariant(forKey: key, request: request)
         // Stored partial content (a `206`) answers only the ranges it holds.
         let stored = matched?.status == 206 && rangeValue == nil ? nil : matched
         let completeStored = matched.map { $0.status != 206 } ?? false
@@ -176,6 +173,57 @@ public struct CacheMiddleware: ClientMiddleware {
         case .whole: return stored
         case .forward: return nil
         }
+    }
+
+    /// The stored variant of `key` that `request` selects (RFC 9111 §4.1), if any.
+    func storedVariant(forKey key: String, request: HTTPRequest) async -> CachedResponse? {
+        let variants = (try? await store.variants(forKey: key)) ?? []
+        return variants.first { candidate in
+            let names = CacheKey.varyNames(candidate.headers)
+            return names.isEmpty ? candidate.variant.isEmpty
+                : names != ["*"] && CacheKey.variant(varyNames: names, request: request.headerFields) == candidate.variant
+        }
+    }
+
+    // MARK: - Answers without an exchange
+
+    /// The answer the store gives `request` right now without contacting the server — fresh, or
+    /// stale where the request allows it (`max-stale`) — or `nil` when the request must go on to
+    /// the server (nothing stored, a validation is due, or it carries its own validators).
+    ///
+    /// It is what ``intercept(_:body:baseURL:operationID:next:)`` would answer from the store, and
+    /// counts the same outcome; a proxy calls it first so that a hit never enters the
+    /// origin-side chain. The outcome is also reported through ``Freshet/ExchangeReport``.
+    public func answerFromStore(for request: HTTPRequest, baseURL: URL) async -> (response: HTTPResponse, body: Data?, outcome: CacheOutcome)? {
+        guard request.method == .get || request.method == .head,
+              request.headerFields[.ifNoneMatch] == nil, request.headerFields[.ifModifiedSince] == nil,
+              let url = request.url(relativeTo: baseURL) else { return nil }
+        let rangeValue = request.method == .get ? request.headerFields[.range] : nil
+        let key = CacheKey.primary(url: url, request: request, mode: options.mode)
+        guard let matched = await storedVariant(forKey: key, request: request),
+              matched.status != 206 || rangeValue != nil,
+              let answer = Self.servable(matched, rangeValue: rangeValue, request: request) else { return nil }
+        let freshness = freshness(of: matched, url: url)
+        let outcome: CacheOutcome
+        switch reuse(matched, freshness: freshness, request: CacheControl(request.headerFields), overridden: overrides(url)) {
+        case .fresh: outcome = .hit
+        case .staleAllowed: outcome = .stale
+        case .mustValidate: return nil
+        }
+        let (response, body) = await serve(answer, freshness: freshness, outcome: outcome, head: request.method == .head)
+        return (response, body == nil ? nil : answer.body, outcome)
+    }
+
+    /// The stored response for `request`, stale or not, unless it forbids being served stale
+    /// (``Freshet/StoredResponseSource``: ``Freshet/APIClient/sendOrStored(_:)`` asks after a
+    /// failure raised outside the cache). Counted as a `stale` answer.
+    public func storedResponse(for request: HTTPRequest, baseURL: URL) async -> (HTTPResponse, Data)? {
+        guard request.method == .get, let url = request.url(relativeTo: baseURL) else { return nil }
+        let key = CacheKey.primary(url: url, request: request, mode: options.mode)
+        guard let stored = await storedVariant(forKey: key, request: request), stored.status != 206,
+              !forbidsStale(stored, overridden: overrides(url)) else { return nil }
+        let (response, _) = await serve(stored, freshness: freshness(of: stored, url: url), outcome: .stale, head: true)
+        return (response, stored.body)
     }
 
     /// Whether a response to a `POST` may answer later `GET`s of `url` (RFC 9110 §9.3.3): it has
@@ -420,25 +468,24 @@ public struct CacheMiddleware: ClientMiddleware {
         url: URL, requestTime: Date, key: String, keepsPartial: Bool = true,
         fallback: ((String) async -> (HTTPResponse, HTTPBody?))? = nil
     ) async throws -> (HTTPResponse, HTTPBody?) {
-        var marked = response
-        marked.headerFields[.freshetCache] = CacheOutcome.miss.rawValue
+        ExchangeReport.current?.recordCache(.miss)
         try? await store.record(.miss)
         let storable = isStorable(response, request: request, requestControl: requestControl)
             || isStorableByOverride(response, url: url, request: request, requestControl: requestControl)
-        guard storable else { return (marked, body) }
+        guard storable else { return (response, body) }
         let (data, rest) = try await Self.prefix(of: body, limit: options.maxEntryBytes)
         guard rest == nil else {
-            return (marked, Self.concatenate(data, rest))
+            return (response, Self.concatenate(data, rest))
         }
         // A `206` never replaces a complete stored response, and is kept only when its body is
         // the range its `Content-Range` names.
         if response.status.code == 206,
            !keepsPartial || !Self.isStorablePartial(response.headerFields, bodyCount: data.count) {
-            return (marked, HTTPBody(data))
+            return (response, HTTPBody(data))
         }
         if Self.isBrokenJSON(data, fields: response.headerFields) {
             if let fallback { return await fallback("the response from \(Redaction.redact(url)) is not valid JSON") }
-            return (marked, HTTPBody(data))
+            return (response, HTTPBody(data))
         }
         let names = CacheKey.varyNames(response.headerFields)
         let entry = CachedResponse(
@@ -447,7 +494,7 @@ public struct CacheMiddleware: ClientMiddleware {
             headers: Self.storableFields(response.headerFields, control: responseControl(response.headerFields), mode: options.mode),
             body: data, requestTime: requestTime, responseTime: now())
         try? await store.save(entry)
-        return (marked, HTTPBody(data))
+        return (response, HTTPBody(data))
     }
 
     private func isStorableByOverride(_ response: HTTPResponse, url: URL, request: HTTPRequest,
@@ -487,10 +534,9 @@ public struct CacheMiddleware: ClientMiddleware {
     private func serve(_ stored: CachedResponse, freshness: Freshness, outcome: CacheOutcome, head: Bool,
                        staleReason: String? = nil) async -> (HTTPResponse, HTTPBody?) {
         try? await store.record(outcome)
+        ExchangeReport.current?.recordCache(outcome, staleReason: staleReason)
         var fields = stored.headers
         fields[.age] = String(Int(min(freshness.age, Double(CacheControl.deltaSecondsCap)).rounded(.down)))
-        fields[.freshetCache] = outcome.rawValue
-        if let staleReason { fields[.freshetStaleReason] = staleReason }
         let response = HTTPResponse(status: .init(code: stored.status), headerFields: fields)
         return (response, head ? nil : HTTPBody(stored.body))
     }
@@ -499,7 +545,8 @@ public struct CacheMiddleware: ClientMiddleware {
     /// `504` for an `only-if-cached` request nothing stored can answer. Not counted as a miss:
     /// no exchange was made (and a proxy's own store probe would count twice).
     private func gatewayTimeout() async -> (HTTPResponse, HTTPBody?) {
-        return (HTTPResponse(status: .gatewayTimeout, headerFields: [.freshetCache: CacheOutcome.miss.rawValue]), nil)
+        ExchangeReport.current?.recordCache(.miss)
+        return (HTTPResponse(status: .gatewayTimeout), nil)
     }
 
     /// Sends a `HEAD` the stored response could not answer. A `200` whose validators and length
@@ -510,14 +557,14 @@ public struct CacheMiddleware: ClientMiddleware {
         next: @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?)
     ) async throws -> (HTTPResponse, HTTPBody?) {
         let requestTime = now()
-        var (response, responseBody) = try await next(request, body, baseURL)
+        let (response, responseBody) = try await next(request, body, baseURL)
         if response.status.code == 200, Self.headResponse(response.headerFields, describes: stored) {
             await HTTPBody.discard(responseBody)
             let updated = Self.updated(stored, with: response.headerFields, requestTime: requestTime, responseTime: now())
             try? await store.save(updated)
             return await serve(updated, freshness: freshness(of: updated, url: url), outcome: .revalidated, head: true)
         }
-        response.headerFields[.freshetCache] = CacheOutcome.miss.rawValue
+        ExchangeReport.current?.recordCache(.miss)
         return (response, responseBody)
     }
 

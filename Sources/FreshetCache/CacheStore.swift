@@ -78,4 +78,12 @@ public protocol CacheStore: Sendable {
     func record(_ outcome: CacheOutcome) async throws
     /// What the store holds and the outcome counters.
     func stats() async throws -> CacheStats
+    /// Writes whatever the store keeps only in memory (queued responses, LRU stamps, counters) to
+    /// where it lasts, and returns once it is there. Call it before the process exits.
+    func flush() async throws
+}
+
+extension CacheStore {
+    /// Nothing to write: the store keeps nothing only in memory.
+    public func flush() async throws {}
 }

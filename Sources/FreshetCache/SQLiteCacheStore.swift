@@ -2,13 +2,29 @@ import Foundation
 import Freshet
 import GRDB
 import HTTPTypes
+import Synchronization
 
-/// A ``CacheStore`` kept in the user's ``FreshetDatabase``, shared by every process that opens it.
+/// A ``CacheStore`` kept in the user's ``FreshetDatabase``, shared by every process that opens it,
+/// with a bounded memory tier in front.
 ///
-/// Responses live in the `cache_entry` table (one row per key and variant; header fields as a
-/// JSON array of `[name, value]` pairs, order, duplicates and spelling kept) and the outcome
-/// counters in `cache_outcome`. After each save, the least recently used rows are evicted until
-/// the stored bytes (``CachedResponse/size``) fit in ``maxBytes``. Times are stored as Unix
+/// **Two tiers.** Lookups are answered from memory (a ``memoryBytes`` LRU of whole variant lists,
+/// absences included) and go to SQLite only for a key the tier does not know. A hit never waits
+/// on a write and never writes: its LRU stamp and the outcome counters are kept in memory and
+/// written in batches — with the next stored responses, after ``flushInterval``, and by
+/// ``flush()``. Stored responses are written behind the caller with group commit: one
+/// transaction takes every response queued while the previous one was being written, and evicts
+/// once. Removals wait for their write.
+///
+/// **Durability.** What was stored is on disk once ``flush()`` returns; the apps and the proxy
+/// flush when they exit, so the next run finds it and ``stats()`` (which flushes first) is exact.
+/// A process killed mid-write loses at most its last unwritten batch; SQLite's write-ahead log
+/// keeps the file whole. Several processes may share the file; each one's memory tier sees the
+/// others' writes for keys it has not looked up yet.
+///
+/// On disk, responses live in the `cache_entry` table (one row per key and variant; header fields
+/// as a JSON array of `[name, value]` pairs, order, duplicates and spelling kept) and the outcome
+/// counters in `cache_outcome`. Once a batch is written, the least recently used rows are evicted
+/// until the stored bytes (``CachedResponse/size``) fit in ``maxBytes``. Times are stored as Unix
 /// seconds (`REAL`), so they come back to within a microsecond.
 public final class SQLiteCacheStore: CacheStore {
     /// The database holding the tables.
@@ -16,96 +32,106 @@ public final class SQLiteCacheStore: CacheStore {
     /// The size cap in bytes (sum of ``CachedResponse/size``). A response larger than this is
     /// never stored.
     public let maxBytes: Int
+    /// The most the memory tier holds, in bytes.
+    public let memoryBytes: Int
+    /// How long LRU stamps and outcome counters may wait in memory before they are written.
+    public let flushInterval: Duration
 
-    /// Creates a store on `database`, keeping at most `maxBytes` (100 MiB by default).
-    public init(database: FreshetDatabase, maxBytes: Int = 100 * 1024 * 1024) {
+    private let state: Mutex<State>
+
+    /// Creates a store on `database`, keeping at most `maxBytes` (100 MiB by default) on disk and
+    /// `memoryBytes` (16 MiB by default, never more than `maxBytes`) in memory.
+    public init(database: FreshetDatabase, maxBytes: Int = 100 * 1024 * 1024, memoryBytes: Int = 16 * 1024 * 1024,
+                flushInterval: Duration = .seconds(2)) {
         self.database = database
         self.maxBytes = maxBytes
+        self.memoryBytes = min(memoryBytes, maxBytes)
+        self.flushInterval = flushInterval
+        state = Mutex(State(memory: MemoryTier(capacity: min(memoryBytes, maxBytes))))
     }
+
+    // MARK: - CacheStore
 
     /// Every stored variant for `key`, most recently stored first; marks them as used.
     public func variants(forKey key: String) async throws -> [CachedResponse] {
-        // Read concurrently (WAL); mark as used on the serial writer without waiting for it.
-        // Later writes queue behind the mark, so eviction still sees it.
-        let responses = try await database.pool.read { db in
-            try Row.fetchAll(db, sql: """
+        let known = state.withLock { state -> (variants: [CachedResponse]?, arm: Bool) in
+            guard let variants = state.memory.variants(forKey: key) else { return (nil, false) }
+            return (variants, variants.isEmpty ? false : state.touch(key))
+        }
+        if known.arm { armTimer() }
+        if let variants = known.variants { return variants }
+
+        // Not in memory: read the disk, then replay the writes not yet committed (read before the
+        // disk, so none can be missed; replaying a committed one again changes nothing).
+        let (unwritten, sequence) = state.withLock { ($0.writing + $0.queued, $0.sequence) }
+        var variants = try await database.pool.read { db in
+            try Row.fetchAll(db.cachedStatement(sql: """
                 SELECT key, variant, url, status, request_time, response_time, headers, body
                 FROM cache_entry WHERE key = ? ORDER BY stored_at DESC
-                """, arguments: [key]).compactMap(Self.response(from:))
+                """), arguments: [key]).compactMap(Self.response(from:))
         }
-        if responses.isEmpty { return [] }
-        database.pool.asyncWrite({ db in
-            try db.execute(sql: "UPDATE cache_entry SET last_access = ? WHERE key = ?",
-                           arguments: [try Self.nextStamp(db), key])
-        }, completion: { _, _ in })
-        return responses
+        for item in unwritten { item.operation.apply(to: &variants, key: key) }
+        let arm = state.withLock { state -> Bool in
+            // Kept only when no change made since the disk was read can concern this key.
+            if state.committed <= sequence,
+               !(state.writing + state.queued).contains(where: { $0.sequence > sequence && $0.operation.concerns(key) }) {
+                state.memory.put(variants, forKey: key)
+            }
+            return variants.isEmpty ? false : state.touch(key)
+        }
+        if arm { armTimer() }
+        return variants
     }
 
     /// Stores `response`, replacing the row with the same key and variant, then evicts least
     /// recently used rows until the store fits in ``maxBytes``. A response larger than
     /// ``maxBytes`` is not stored, and the older copy of its variant is removed.
+    ///
+    /// Returns once the response is queued (and served from memory); it is written with the next
+    /// batch.
     public func save(_ response: CachedResponse) async throws {
-        let size = response.size
-        let maxBytes = maxBytes
-        guard size <= maxBytes else {
-            try await database.pool.write { db in
-                try db.execute(sql: "DELETE FROM cache_entry WHERE key = ? AND variant = ?",
-                               arguments: [response.key, response.variant])
+        if response.size <= maxBytes {
+            enqueue(.save(response)) { $0.update(with: response) }
+        } else {
+            enqueue(.removeVariant(key: response.key, variant: response.variant)) {
+                $0.remove(key: response.key, variant: response.variant)
             }
-            return
-        }
-        let headers = try HeaderCoding.encode(response.headers)
-        try await database.pool.write { db in
-            let stamp = try Self.nextStamp(db)
-            try db.execute(sql: """
-                INSERT OR REPLACE INTO cache_entry
-                    (key, variant, url, status, request_time, response_time, stored_at, last_access,
-                     size, headers, body)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """, arguments: [
-                    response.key, response.variant, response.url, response.status,
-                    response.requestTime.timeIntervalSince1970, response.responseTime.timeIntervalSince1970,
-                    stamp, stamp, size, headers, response.body,
-                ])
-            try Self.evict(db, maxBytes: maxBytes)
         }
     }
 
     /// Removes every variant of `key`.
     public func remove(key: String) async throws {
-        try await database.pool.write { db in
-            try db.execute(sql: "DELETE FROM cache_entry WHERE key = ?", arguments: [key])
-        }
+        enqueue(.removeKey(key)) { $0.remove(key: key) }
+        try await flush()
     }
 
     /// Removes every entry whose display URL equals `url`.
     public func remove(url: String) async throws {
-        try await database.pool.write { db in
-            try db.execute(sql: "DELETE FROM cache_entry WHERE url = ?", arguments: [url])
-        }
+        enqueue(.removeURL(url)) { $0.remove(url: url) }
+        try await flush()
     }
 
     /// Removes every stored response and resets the outcome counters.
     public func removeAll() async throws {
-        try await database.pool.write { db in
-            try db.execute(sql: "DELETE FROM cache_entry")
-            try db.execute(sql: "DELETE FROM cache_outcome")
-        }
+        state.withLock { $0.outcomes = [:] }
+        enqueue(.removeAll) { $0.removeAll() }
+        try await flush()
     }
 
-    /// Adds one to the counter of `outcome`.
+    /// Adds one to the counter of `outcome` (in memory; written with the next batch).
     public func record(_ outcome: CacheOutcome) async throws {
-        try await database.pool.write { db in
-            try db.execute(sql: """
-                INSERT INTO cache_outcome (outcome, count) VALUES (?, 1)
-                ON CONFLICT (outcome) DO UPDATE SET count = count + 1
-                """, arguments: [outcome.rawValue])
+        let arm = state.withLock { state -> Bool in
+            state.outcomes[outcome, default: 0] += 1
+            return state.armsTimer()
         }
+        if arm { armTimer() }
     }
 
-    /// The number of stored responses, their bytes and the outcome counters.
+    /// The number of stored responses, their bytes and the outcome counters, exact: what is
+    /// waiting in memory is written first.
     public func stats() async throws -> CacheStats {
-        try await database.pool.read { db in
+        try await flush()
+        return try await database.pool.read { db in
             let row = try Row.fetchOne(db, sql: "SELECT count(*), coalesce(sum(size), 0) FROM cache_entry")
             var outcomes: [String: Int] = [:]
             for counter in try Row.fetchAll(db, sql: "SELECT outcome, count FROM cache_outcome") {
@@ -115,32 +141,253 @@ public final class SQLiteCacheStore: CacheStore {
         }
     }
 
-    // MARK: - Helpers
-
-    /// A strictly increasing access stamp: now, or just after the latest stamp when the clock has
-    /// not moved on (or went back), so recency order never depends on clock resolution.
-    private static func nextStamp(_ db: Database) throws -> Double {
-        let now = Date().timeIntervalSince1970
-        guard let latest = try Double.fetchOne(db, sql: "SELECT max(last_access) FROM cache_entry") else {
-            return now
+    /// Writes everything waiting in memory — queued responses and removals, LRU stamps, outcome
+    /// counters — and returns once it is committed. Call it before the process exits.
+    /// - Throws: the database's error when the last batch could not be written.
+    public func flush() async throws {
+        await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
+            let action = state.withLock { state -> FlushAction in
+                if !state.writerRunning, state.isIdle { return .resume }
+                state.flushWaiters.append(waiter)
+                if state.writerRunning { return .wait }
+                state.writerRunning = true
+                return .startWriter
+            }
+            switch action {
+            case .resume: waiter.resume()
+            case .wait: break
+            case .startWriter: Task { await self.writeBatches() }
+            }
         }
-        return max(now, latest.nextUp)
+        if let failure = state.withLock({ state -> String? in defer { state.lastFailure = nil }; return state.lastFailure }) {
+            throw SQLiteCacheStoreError(reason: failure)
+        }
     }
 
-    /// Deletes least recently used rows until the total size is at most `maxBytes`.
-    private static func evict(_ db: Database, maxBytes: Int) throws {
+    // MARK: - Writing behind
+
+    /// One queued change, in the order it was made.
+    struct Queued {
+        var sequence: UInt64
+        var tick: UInt64
+        var operation: Operation
+    }
+
+    enum Operation {
+        case save(CachedResponse)
+        case removeVariant(key: String, variant: String)
+        case removeKey(String)
+        case removeURL(String)
+        case removeAll
+
+        /// Whether it may change what is stored for `key`.
+        func concerns(_ key: String) -> Bool {
+            switch self {
+            case .save(let response): response.key == key
+            case .removeVariant(let other, _), .removeKey(let other): other == key
+            case .removeURL, .removeAll: true
+            }
+        }
+
+        /// Applies the change to `variants`, the list stored for `key`.
+        func apply(to variants: inout [CachedResponse], key: String) {
+            switch self {
+            case .save(let response) where response.key == key:
+                variants.removeAll { $0.variant == response.variant }
+                variants.insert(response, at: 0)
+            case .removeVariant(key, let variant):
+                variants.removeAll { $0.variant == variant }
+            case .removeKey(key), .removeAll:
+                variants = []
+            case .removeURL(let url):
+                variants.removeAll { $0.url == url }
+            default:
+                break
+            }
+        }
+    }
+
+    private enum FlushAction { case resume, wait, startWriter }
+
+    struct State {
+        var memory: MemoryTier
+        /// Changes not yet taken by the writer, and those it is writing now.
+        var queued: [Queued] = []
+        var writing: [Queued] = []
+        var sequence: UInt64 = 0
+        /// The sequence number of the last change written (or given up).
+        var committed: UInt64 = 0
+        /// Keys used since the last batch, with the tick of their last use.
+        var touched: [String: UInt64] = [:]
+        var outcomes: [CacheOutcome: Int] = [:]
+        var writerRunning = false
+        var timerArmed = false
+        var flushWaiters: [CheckedContinuation<Void, Never>] = []
+        var lastFailure: String?
+
+        var isIdle: Bool { queued.isEmpty && touched.isEmpty && outcomes.isEmpty }
+
+        /// Notes a use of `key`; returns whether the caller must arm the flush timer.
+        mutating func touch(_ key: String) -> Bool {
+            touched[key] = memory.clock
+            return armsTimer()
+        }
+
+        /// Whether a timer must be started for what waits in memory (none is armed or writing).
+        mutating func armsTimer() -> Bool {
+            guard !timerArmed, !writerRunning else { return false }
+            timerArmed = true
+            return true
+        }
+    }
+
+    /// Queues `operation`, applies `memory` to the memory tier, and makes sure a writer runs.
+    private func enqueue(_ operation: Operation, memory change: (inout MemoryTier) -> Void) {
+        let start = state.withLock { state -> Bool in
+            state.sequence += 1
+            state.queued.append(Queued(sequence: state.sequence, tick: state.memory.tick(), operation: operation))
+            change(&state.memory)
+            guard !state.writerRunning else { return false }
+            state.writerRunning = true
+            return true
+        }
+        if start { Task { await self.writeBatches() } }
+    }
+
+    /// After ``flushInterval``, writes what waits (stamps and counters of hits).
+    private func armTimer() {
+        let interval = flushInterval
+        Task {
+            try? await Task.sleep(for: interval)
+            let start = self.state.withLock { state -> Bool in
+                state.timerArmed = false
+                guard !state.writerRunning, !state.isIdle else { return false }
+                state.writerRunning = true
+                return true
+            }
+            if start { await self.writeBatches() }
+        }
+    }
+
+    /// The writer: takes everything waiting, writes it in one transaction, and repeats until
+    /// nothing waits; then wakes the callers of ``flush()``.
+    private func writeBatches() async {
+        while true {
+            let next = state.withLock { state -> (Batch?, [CheckedContinuation<Void, Never>]) in
+                guard !state.isIdle else {
+                    // Nothing waits: stop, in the same lock as the check, so that a change queued
+                    // from now on starts a new writer.
+                    state.writerRunning = false
+                    defer { state.flushWaiters = [] }
+                    return (nil, state.flushWaiters)
+                }
+                state.writing = state.queued
+                state.queued = []
+                defer {
+                    state.touched = [:]
+                    state.outcomes = [:]
+                }
+                return (Batch(changes: state.writing, touched: state.touched, outcomes: state.outcomes), [])
+            }
+            guard let batch = next.0 else {
+                for waiter in next.1 { waiter.resume() }
+                return
+            }
+            let maxBytes = maxBytes
+            do {
+                let evicted = try await database.pool.write { db in try batch.write(db, maxBytes: maxBytes) }
+                state.withLock { state in
+                    state.committed = batch.changes.last?.sequence ?? state.committed
+                    state.writing = []
+                    for (key, variant) in evicted { state.memory.remove(key: key, variant: variant) }
+                }
+            } catch {
+                // The disk refused (full, read-only, damaged): the batch is lost, the memory tier
+                // keeps answering, and the next flush() reports it.
+                state.withLock { state in
+                    state.committed = batch.changes.last?.sequence ?? state.committed
+                    state.writing = []
+                    state.lastFailure = "\(error)"
+                }
+            }
+        }
+    }
+
+    /// What one transaction writes.
+    struct Batch {
+        var changes: [Queued]
+        var touched: [String: UInt64]
+        var outcomes: [CacheOutcome: Int]
+
+        /// Writes the batch; returns the (key, variant) pairs evicted to fit `maxBytes`.
+        func write(_ db: Database, maxBytes: Int) throws -> [(String, String)] {
+            // Stamps follow the order of use in memory, after everything already on disk.
+            let latest = try Double.fetchOne(db, sql: "SELECT max(last_access) FROM cache_entry") ?? 0
+            var stamp = max(Date().timeIntervalSince1970, latest.nextUp)
+            var stamps: [UInt64: Double] = [:]
+            for tick in (changes.map(\.tick) + touched.values).sorted() {
+                stamps[tick] = stamp
+                stamp = stamp.nextUp
+            }
+            var saved = false
+            for change in changes {
+                switch change.operation {
+                case .save(let response):
+                    let at = stamps[change.tick] ?? stamp
+                    try db.cachedStatement(sql: """
+                        INSERT OR REPLACE INTO cache_entry
+                            (key, variant, url, status, request_time, response_time, stored_at, last_access,
+                             size, headers, body)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        """).execute(arguments: [
+                            response.key, response.variant, response.url, response.status,
+                            response.requestTime.timeIntervalSince1970, response.responseTime.timeIntervalSince1970,
+                            at, at, response.size, try HeaderCoding.encode(response.headers), response.body,
+                        ])
+                    saved = true
+                case .removeVariant(let key, let variant):
+                    try db.execute(sql: "DELETE FROM cache_entry WHERE key = ? AND variant = ?", arguments: [key, variant])
+                case .removeKey(let key):
+                    try db.execute(sql: "DELETE FROM cache_entry WHERE key = ?", arguments: [key])
+                case .removeURL(let url):
+                    try db.execute(sql: "DELETE FROM cache_entry WHERE url = ?", arguments: [url])
+                case .removeAll:
+                    try db.execute(sql: "DELETE FROM cache_entry")
+                    try db.execute(sql: "DELETE FROM cache_outcome")
+                }
+            }
+            let touch = try db.cachedStatement(sql: "UPDATE cache_entry SET last_access = max(last_access, ?) WHERE key = ?")
+            for (key, tick) in touched {
+                try touch.execute(arguments: [stamps[tick] ?? stamp, key])
+            }
+            let count = try db.cachedStatement(sql: """
+                INSERT INTO cache_outcome (outcome, count) VALUES (?, ?)
+                ON CONFLICT (outcome) DO UPDATE SET count = count + excluded.count
+                """)
+            for (outcome, added) in outcomes where added > 0 {
+                try count.execute(arguments: [outcome.rawValue, added])
+            }
+            return saved ? try SQLiteCacheStore.evict(db, maxBytes: maxBytes) : []
+        }
+    }
+
+    // MARK: - Helpers
+
+    /// Deletes least recently used rows until the total size is at most `maxBytes`; returns them.
+    static func evict(_ db: Database, maxBytes: Int) throws -> [(String, String)] {
         var total = try Int.fetchOne(db, sql: "SELECT coalesce(sum(size), 0) FROM cache_entry") ?? 0
-        guard total > maxBytes else { return }
-        var victims: [Int64] = []
-        let cursor = try Row.fetchCursor(db, sql: "SELECT rowid, size FROM cache_entry ORDER BY last_access, rowid")
+        guard total > maxBytes else { return [] }
+        var victims: [(rowid: Int64, key: String, variant: String)] = []
+        let cursor = try Row.fetchCursor(db, sql: "SELECT rowid, size, key, variant FROM cache_entry ORDER BY last_access, rowid")
         while total > maxBytes, let row = try cursor.next() {
-            victims.append(row[0])
+            victims.append((row[0], row[2], row[3]))
             total -= row[1] as Int
         }
         let delete = try db.cachedStatement(sql: "DELETE FROM cache_entry WHERE rowid = ?")
-        for rowid in victims {
-            try delete.execute(arguments: [rowid])
+        for victim in victims {
+            try delete.execute(arguments: [victim.rowid])
         }
+        return victims.map { ($0.key, $0.variant) }
     }
 
     /// The response in `row`, or nil when its header column cannot be read.
@@ -152,6 +399,14 @@ public final class SQLiteCacheStore: CacheStore {
             requestTime: Date(timeIntervalSince1970: row["request_time"]),
             responseTime: Date(timeIntervalSince1970: row["response_time"]))
     }
+}
+
+/// The database refused a batch of the HTTP cache's writes.
+public struct SQLiteCacheStoreError: Error, CustomStringConvertible {
+    /// SQLite's reason.
+    public var reason: String
+    /// One line.
+    public var description: String { "the HTTP cache could not write to its database: \(reason)" }
 }
 
 /// The tables of the HTTP cache, created by the `cache-v1` migration of ``FreshetDatabase``.

@@ -23,6 +23,7 @@ public final class AppContext: Sendable {
     public let hackerNewsItemLifetime: Double
     private let transport: any ClientTransport
     private let logger: Logger?
+    private let warn: @Sendable (String) -> Void
 
     /// Opens the database under `configuration.home` and prepares the clients.
     /// - Parameters:
@@ -37,8 +38,19 @@ public final class AppContext: Sendable {
         self.logger = logger
         self.hackerNewsListLifetime = hackerNewsListLifetime
         self.hackerNewsItemLifetime = hackerNewsItemLifetime
+        self.warn = warn
         database = try FreshetDatabase(directory: configuration.home, migrations: FeedStore.migrations, warn: warn)
         cacheStore = SQLiteCacheStore(database: database)
+    }
+
+    /// Writes what the HTTP cache keeps in memory (responses still queued, LRU stamps, outcome
+    /// counters) to the database. Call it before the process exits; the context stays usable.
+    public func flush() async {
+        do {
+            try await cacheStore.flush()
+        } catch {
+            warn("could not save the HTTP cache: \(error)")
+        }
     }
 
     /// A client for GitHub: the token (if any) as `Authorization: Bearer`, the standard

@@ -29,8 +29,9 @@ import Synchronization
 /// `X-Cache: HIT|MISS|REVALIDATED|STALE` field saying how the cache answered (it replaces an
 /// origin's own `X-Cache`; anything the cache did not answer from its store is `MISS`), and the
 /// origin's `Date` (one is added when the origin sent none). A client's `If-None-Match` or
-/// `If-Modified-Since` is answered from a fresh stored response (`304` when it matches). Freshet's internal fields (`Freshet-Cache`,
-/// `Freshet-Attempt`, `Freshet-Stale-Reason`) never leave the proxy. When the origin cannot be
+/// `If-Modified-Since` is answered from a fresh stored response (`304` when it matches). A request
+/// the store can answer (a fresh hit) never enters the origin-side chain. How the cache answered
+/// comes from ``Freshet/ExchangeReport``, never from a header field. When the origin cannot be
 /// reached the answer is `502`, when it does not answer in time `504`, with a short plain-text body.
 public struct ProxyForwarder: Sendable {
     /// The origin every request is forwarded to (it may carry a path prefix, like `…/v0`).
@@ -79,25 +80,43 @@ public struct ProxyForwarder: Sendable {
     /// Interim (`1xx`) responses of the origin, when the transport reports them, go to the calling
     /// task's `InterimResponses.handler` before this returns; they are never stored.
     public func forward(_ request: HTTPRequest, body: HTTPBody?) async -> ProxyResponse {
-        guard let target = Self.originForm(request.path) else {
+        guard let outbound = Self.outbound(request) else {
             return Self.generated(.badRequest, "freshet proxy: the request target must be a path like /a/b?c=d")
         }
+        guard let url = outbound.url(relativeTo: origin) else {
+            return Self.generated(.badRequest, "freshet proxy: the request target \(outbound.path?.prefix(200) ?? "") is not a valid URL path")
+        }
+        if body == nil, let local = await answerFromStore(outbound) {
+            return local
+        }
+        do {
+            let ((response, responseBody), report) = try await ExchangeReport.collect {
+                try await send(outbound, body, origin)
+            }
+            return Self.clientResponse(response, body: responseBody, outcome: report.cache ?? .miss)
+        } catch {
+            return Self.failure(error, url: url)
+        }
+    }
+
+    /// The answer to `request` from the cache's store alone — a fresh hit, stale where the
+    /// request allows, or `304` to a validation request that matches — or `nil` when the request
+    /// must go to the origin (then call ``forward(_:body:)``). No origin-side work is done: no
+    /// retry, rate-limit or transport, no task. Only for requests without a body.
+    public func storedAnswer(_ request: HTTPRequest) async -> ProxyResponse? {
+        guard request.method == .get || request.method == .head, let outbound = Self.outbound(request) else { return nil }
+        return await answerFromStore(outbound)
+    }
+
+    /// The request as it goes to the origin: the target in origin form, the forwardable fields,
+    /// no `Expect`, and `Via`. `nil` when the target is not a path or an absolute http(s) URL.
+    static func outbound(_ request: HTTPRequest) -> HTTPRequest? {
+        guard let target = originForm(request.path) else { return nil }
         var outbound = HTTPRequest(method: request.method, scheme: nil, authority: nil, path: target,
                                    headerFields: ProxyHeaders.forwardable(request.headerFields))
         outbound.headerFields[.expect] = nil
         outbound.headerFields.append(HTTPField(name: .via, value: ProxyHeaders.via))
-        guard let url = outbound.url(relativeTo: origin) else {
-            return Self.generated(.badRequest, "freshet proxy: the request target \(target.prefix(200)) is not a valid URL path")
-        }
-        if Self.isValidationRequest(outbound), let local = await answerFromStore(outbound) {
-            return local
-        }
-        do {
-            let (response, responseBody) = try await send(outbound, body, origin)
-            return Self.clientResponse(response, body: responseBody)
-        } catch {
-            return Self.failure(error, url: url)
-        }
+        return outbound
     }
 
     // MARK: - Validation requests (RFC 9111 §4.3.2)
@@ -108,34 +127,27 @@ public struct ProxyForwarder: Sendable {
             && (request.headerFields[.ifNoneMatch] != nil || request.headerFields[.ifModifiedSince] != nil)
     }
 
-    /// Answers a client's validation request from a stored response the cache may serve without
-    /// asking the origin: `304` when the client's validators match it, the stored response
-    /// otherwise. `nil` when nothing stored may be served: then the request goes to the origin
-    /// with the client's own validators.
-    ///
-    /// The cache itself passes requests that carry validators straight to the origin (they are the
-    /// caller's own revalidation), so the proxy asks it first with the validators removed and
-    /// `only-if-cached` added.
+    /// Answers from the store alone, when the cache may (a fresh hit, or stale where the request
+    /// allows): the stored response, or for a client's validation request `304` when its
+    /// validators match the stored response. `nil` sends the request on to the origin — with the
+    /// client's own validators, when the store cannot answer them.
     private func answerFromStore(_ request: HTTPRequest) async -> ProxyResponse? {
+        guard request.method == .get || request.method == .head else { return nil }
+        let validation = Self.isValidationRequest(request)
         var probe = request
-        probe.headerFields[.ifNoneMatch] = nil
-        probe.headerFields[.ifModifiedSince] = nil
-        probe.headerFields[.cacheControl] = (request.headerFields[values: .cacheControl] + ["only-if-cached"])
-            .joined(separator: ", ")
-        guard let (response, body) = try? await send(probe, nil, origin) else { return nil }
-        let outcome = response.headerFields[.freshetCache].flatMap(CacheOutcome.init(rawValue:))
-        guard outcome == .hit || outcome == .stale, response.status.kind == .successful else {
-            await HTTPBody.discard(body)
-            return nil
+        if validation {
+            probe.headerFields[.ifNoneMatch] = nil
+            probe.headerFields[.ifModifiedSince] = nil
         }
-        guard Self.validatorsMatch(request.headerFields, stored: response.headerFields) else {
-            return Self.clientResponse(response, body: body)
+        guard let answer = await cache.answerFromStore(for: probe, baseURL: origin) else { return nil }
+        guard validation, answer.response.status.kind == .successful,
+              Self.validatorsMatch(request.headerFields, stored: answer.response.headerFields) else {
+            return Self.clientResponse(answer.response, body: answer.body.map { HTTPBody($0) }, outcome: answer.outcome)
         }
-        await HTTPBody.discard(body)
-        var notModified = response
+        var notModified = answer.response
         notModified.status = .notModified
         notModified.headerFields[.contentLength] = nil
-        return Self.clientResponse(notModified, body: nil)
+        return Self.clientResponse(notModified, body: nil, outcome: answer.outcome)
     }
 
     /// RFC 9110 §13.2.2: `If-None-Match` (weak comparison, `*` matches) decides when present;
@@ -158,12 +170,8 @@ public struct ProxyForwarder: Sendable {
     // MARK: - Shaping answers
 
     /// The origin's (or the cache's) answer as the client sees it.
-    static func clientResponse(_ response: HTTPResponse, body: HTTPBody?) -> ProxyResponse {
-        let outcome = response.headerFields[.freshetCache].flatMap(CacheOutcome.init(rawValue:)) ?? .miss
+    static func clientResponse(_ response: HTTPResponse, body: HTTPBody?, outcome: CacheOutcome) -> ProxyResponse {
         var fields = ProxyHeaders.forwardable(response.headerFields)
-        fields[.freshetCache] = nil
-        fields[.freshetAttempt] = nil
-        fields[.freshetStaleReason] = nil
         fields[.xCache] = outcome.rawValue.uppercased()
         fields.append(HTTPField(name: .via, value: ProxyHeaders.via))
         if fields[.date] == nil { fields[.date] = HTTPDate.format(Date()) }

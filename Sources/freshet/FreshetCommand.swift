@@ -32,7 +32,9 @@ struct FreshetCommand: AsyncParsableCommand {
             } else {
                 try command.run()
             }
+            await OpenContexts.shared.flushAll()
         } catch {
+            await OpenContexts.shared.flushAll()
             let code = exitCode(for: error)
             if code == .validationFailure {
                 printError(fullMessage(for: error))

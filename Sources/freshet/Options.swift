@@ -4,6 +4,7 @@ import Freshet
 import FreshetFeeds
 import FreshetTransports
 import Logging
+import Synchronization
 
 /// Options shared by every data command.
 struct CommonOptions: ParsableArguments {
@@ -33,9 +34,11 @@ struct CommonOptions: ParsableArguments {
             throw ExitStatus.failure
         }
         do {
-            return try AppContext(
+            let context = try AppContext(
                 configuration: configuration, transport: Transports.named(transport.rawValue), logger: logger(),
                 warn: { printError("warning: \($0)") })
+            OpenContexts.shared.add(context)
+            return context
         } catch {
             printError("error: could not open the database in \(configuration.home.path): \(error)")
             throw ExitStatus.failure
@@ -50,6 +53,24 @@ struct CommonOptions: ParsableArguments {
         var logger = Logger(label: "freshet.http") { StreamLogHandler.standardError(label: $0) }
         logger.logLevel = level ?? .info
         return logger
+    }
+}
+
+/// The app contexts this process opened, flushed once when the command ends (however it ends),
+/// so what the HTTP cache kept in memory is on disk for the next run.
+final class OpenContexts: Sendable {
+    static let shared = OpenContexts()
+    private let contexts = Mutex<[AppContext]>([])
+
+    func add(_ context: AppContext) {
+        contexts.withLock { $0.append(context) }
+    }
+
+    /// Flushes and forgets every context.
+    func flushAll() async {
+        for context in contexts.withLock({ list in defer { list = [] }; return list }) {
+            await context.flush()
+        }
     }
 }
 

@@ -43,7 +43,17 @@ struct ProxyCommand: AsyncParsableCommand {
     @Option(name: .customLong("max-entry-bytes"), help: "The largest body the cache stores; larger ones stream through.")
     var maxEntryBytes = 8 * 1024 * 1024
 
+    @Option(name: .customLong("memory-cache"), help: ArgumentHelp(
+        "The most the in-memory tier of the cache holds, in MiB (hits are answered from it).", valueName: "MiB"))
+    var memoryCacheMiB = 64
+
+    /// ``memoryCacheMiB`` in bytes.
+    var memoryBytes: Int { memoryCacheMiB * 1024 * 1024 }
+
     func validate() throws {
+        guard (0...65_536).contains(memoryCacheMiB) else {
+            throw ValidationError("--memory-cache must be between 0 and 65536 (MiB).")
+        }
         _ = try Self.originURL(origin)
         _ = try Self.address(listen)
         guard timeout > 0 else { throw ValidationError("--timeout must be at least 1 second.") }
@@ -67,8 +77,9 @@ struct ProxyCommand: AsyncParsableCommand {
         }
         // HTTP1Transport rather than AsyncHTTPClient: it relays the origin's interim (1xx) responses.
         let transport = HTTP1Transport(headTimeout: .seconds(timeout))
+        let store = SQLiteCacheStore(database: database, memoryBytes: memoryBytes)
         let forwarder = ProxyForwarder(
-            origin: originURL, store: SQLiteCacheStore(database: database),
+            origin: originURL, store: store,
             mode: privateCache ? .private : .shared, maxEntryBytes: maxEntryBytes, transport: transport)
         let shownHost = host.contains(":") ? "[\(host)]" : host
         let logLine: (@Sendable (String) -> Void)? = log ? { @Sendable line in printError(line) } : nil
@@ -82,11 +93,14 @@ struct ProxyCommand: AsyncParsableCommand {
         do {
             try await server.run()
         } catch {
+            try? await store.flush()
             try? database.close()
             printError("error: could not serve on \(shownHost):\(port): \(Self.describe(error))")
             throw ExitStatus.failure
         }
         do {
+            // The memory tier's stamps and counters, and responses still queued, reach the disk.
+            try await store.flush()
             try database.close()
         } catch {
             printError("warning: closing the database failed: \(error)")

@@ -58,6 +58,11 @@ struct ProxyServer: Sendable {
         let start = ContinuousClock.now
         let head = request.head
         let relay = bodyRelay(for: request)
+        // The hit path: what the store answers is written at once — no task, no origin-side chain.
+        if relay == nil, let answer = await forwarder.storedAnswer(head) {
+            try await write(answer, for: head, to: writer, start: start, log: log)
+            return
+        }
         if relay != nil, request.headers[.expect]?.lowercased() == "100-continue" {
             try await writer.writeInformationalHead(HTTPResponse(status: .continue))
         }
@@ -84,6 +89,18 @@ struct ProxyServer: Sendable {
         } onCancel: {
             forwarding.cancel()
         }
+        do {
+            try await write(answer, for: head, to: writer, start: start, log: log)
+        } catch {
+            await relay?.finish()
+            throw error
+        }
+        await relay?.finish()
+    }
+
+    /// Writes `answer` (its body streamed) and logs the request.
+    private static func write(_ answer: ProxyResponse, for head: HTTPRequest, to writer: consuming ResponseWriter,
+                              start: ContinuousClock.Instant, log: (@Sendable (String) -> Void)?) async throws {
         func record(aborted: Bool) {
             log?(ProxyLogLine.format(
                 method: head.method.rawValue, target: head.path ?? "", status: answer.head.status.code,
@@ -103,11 +120,9 @@ struct ProxyServer: Sendable {
         } catch {
             // The origin failed mid-body or the client left: the connection is closed, so the
             // client sees a cut-off response rather than a complete-looking wrong one.
-            await relay?.finish()
             record(aborted: true)
             throw error
         }
-        await relay?.finish()
         record(aborted: false)
     }
 

@@ -1,6 +1,13 @@
 import Foundation
+import FreshetSimulator
 import FreshetTestSupport
 import Testing
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 @Suite("freshet cache")
 struct CacheCommandTests {
@@ -30,6 +37,33 @@ struct CacheCommandTests {
             let emptied = try #require(try JSONSerialization.jsonObject(with: Data(after.stdout.utf8)) as? [String: Any])
             #expect(emptied["entries"] as? Int == 0)
             #expect(emptied["feed_events"] as? Int == 0)
+        }
+    }
+
+    @Test("Counters kept in memory are exact after every clean exit: hn twice, then the proxy stopped by SIGTERM")
+    func batchedCountersAreExactAfterExit() async throws {
+        try await withFreshetCLI { cli in
+            func outcomes() async throws -> [String: Int] {
+                let stats = try await cli.run("cache", "stats", "--json")
+                let json = try #require(try JSONSerialization.jsonObject(with: Data(stats.stdout.utf8)) as? [String: Any])
+                return try #require(json["outcomes"] as? [String: Int])
+            }
+            #expect(try await cli.run("hn", "--limit", "20", "--json").status == 0)
+            #expect(try await cli.run("hn", "--limit", "20", "--json").status == 0)
+            #expect(try await outcomes() == ["miss": 21, "hit": 21], "the list and 20 items: each fetched once, then served")
+
+            let control = SimControl(cli.sim)
+            try await control.script("counted", headers: [("Cache-Control", "max-age=300")], body: "{}")
+            try await withProxy(cli) { child, base in
+                var seen: [String?] = []
+                for _ in 0..<6 {
+                    seen.append(try await curl([base + "/scripted/counted"]).header("X-Cache"))
+                }
+                #expect(seen == ["MISS"] + Array(repeating: "HIT", count: 5))
+                child.signal(SIGTERM)
+                #expect(await child.waitForExit(timeout: 30) == 0, "stderr: \(child.stderr)")
+            }
+            #expect(try await outcomes() == ["miss": 22, "hit": 26])
         }
     }
 

@@ -80,6 +80,32 @@ struct ScriptedDate: ClientMiddleware {
 
 @Suite("RFC 9111 cache over loopback")
 struct CacheMiddlewareTests {
+    @Test("The cache's outcome and stale reason reach Response as values; no Freshet- field is ever in Response.headers")
+    func noFreshetFieldInHeaders() async throws {
+        try await withCache(.init(serveStaleOnFailure: true)) { h in
+            try await h.control.script("m", headers: [
+                ("Cache-Control", "max-age=60"), ("ETag", #""m1""#), ("Date", h.date),
+            ], body: #"{"v":1}"#)
+            var seen: [Response<String>] = []
+            seen.append(try await h.get("m"))
+            seen.append(try await h.get("m"))
+            try await h.advance(61)
+            seen.append(try await h.get("m"))
+            try await h.advance(61)
+            try await h.control.fault(route: "/scripted/m", status: 503, times: 1)
+            seen.append(try await h.get("m"))
+            #expect(seen.map(\.cache) == [.miss, .hit, .revalidated, .stale])
+            #expect(seen.map { $0.staleReason == nil } == [true, true, true, false])
+            #expect(seen.last?.staleReason?.contains("503") == true)
+            for response in seen {
+                let leaked = response.headers.filter { $0.name.canonicalName.hasPrefix("freshet-") }
+                #expect(leaked.isEmpty, "\(leaked)")
+            }
+            let sent = try await h.requests("m")
+            #expect(sent.count == 3)
+        }
+    }
+
     @Test("§4.2.1 max-age: fresh responses are served without a request; stale ones revalidate with the stored validators")
     func freshThenRevalidated() async throws {
         try await withCache { h in

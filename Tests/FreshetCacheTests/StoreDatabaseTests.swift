@@ -28,6 +28,7 @@ private func makeFilledDatabase(in directory: URL, count: Int = 60) async throws
     for index in 0..<count {
         try await store.save(storeSample(key: "k\(index)", bodySize: 2000))
     }
+    try await store.flush()
     try database.close()
 }
 
@@ -70,7 +71,9 @@ struct StoreDatabaseTests {
 
         let database = try FreshetDatabase(directory: directory)
         defer { try? database.close() }
-        try await SQLiteCacheStore(database: database).save(storeSample(key: "k"))
+        let store = SQLiteCacheStore(database: database)
+        try await store.save(storeSample(key: "k"))
+        try await store.flush()
 
         #expect(database.path.path == directory.appendingPathComponent("freshet.sqlite").path)
         #expect(try permissions(directory) == 0o700)
@@ -90,7 +93,9 @@ struct StoreDatabaseTests {
 
         let database = try FreshetDatabase(directory: temporary.url)
         defer { try? database.close() }
-        try await SQLiteCacheStore(database: database).save(storeSample(key: "k2"))
+        let store = SQLiteCacheStore(database: database)
+        try await store.save(storeSample(key: "k2"))
+        try await store.flush()
         for suffix in ["", "-wal", "-shm"] {
             #expect(try permissions(URL(fileURLWithPath: file.path + suffix)) == 0o600, "freshet.sqlite\(suffix)")
         }
@@ -194,6 +199,7 @@ struct StoreDatabaseTests {
             let store = SQLiteCacheStore(database: database)
             try await store.save(original)
             try await store.record(.revalidated)
+            try await store.flush() // as every process does before it exits
             try database.close()
         }
         let database = try FreshetDatabase(directory: temporary.url)
@@ -225,6 +231,7 @@ struct StoreDatabaseTests {
             }
             try await group.waitForAll()
         }
+        for store in stores { try await store.flush() }
 
         for store in stores {
             #expect(try await store.stats() == CacheStats(entries: 100, bytes: 100 * 100, outcomes: ["miss": 100]))
@@ -285,6 +292,7 @@ struct StoreDatabaseTests {
         let store = SQLiteCacheStore(database: database)
         try await store.save(storeSample(key: "k", variant: "good"))
         try await store.save(storeSample(key: "k", variant: "unreadable"))
+        try await store.flush()
         try await database.pool.write { db in
             try db.execute(sql: "UPDATE cache_entry SET headers = ? WHERE variant = 'good'", arguments: [
                 Data(#"[["Bad Name","x"],["ETag","\"1\""],["lonely"],["",""],["x-Mixed-Case","v"]]"#.utf8),

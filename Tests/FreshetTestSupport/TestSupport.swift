@@ -53,6 +53,28 @@ public struct ClosureTransport: ClientTransport {
     }
 }
 
+/// A middleware that runs a closure around the rest of the chain, for unit tests of the client.
+public struct ClosureMiddleware: ClientMiddleware {
+    let handler: @Sendable (
+        HTTPRequest, HTTPBody?, URL, @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?)
+    ) async throws -> (HTTPResponse, HTTPBody?)
+
+    /// Creates a middleware that calls `handler` with the request and the rest of the chain.
+    public init(_ handler: @escaping @Sendable (
+        HTTPRequest, HTTPBody?, URL, @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?)
+    ) async throws -> (HTTPResponse, HTTPBody?)) {
+        self.handler = handler
+    }
+
+    /// Calls the handler.
+    public func intercept(
+        _ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String,
+        next: @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?)
+    ) async throws -> (HTTPResponse, HTTPBody?) {
+        try await handler(request, body, baseURL, next)
+    }
+}
+
 /// A TCP port on 127.0.0.1 on which nothing listens (taken from a simulator that has stopped).
 public func closedLoopbackURL() async throws -> URL {
     try await withSimulator(.init()) { sim in sim.baseURL }

@@ -66,14 +66,26 @@ struct ErrorBodyTests {
         }
     }
 
-    @Test func cacheOutcomeHeaderIsReadAndRemoved() async throws {
+    @Test("The middlewares' report reaches Response as typed values; a server's look-alike header is only a header")
+    func reportReachesResponse() async throws {
         let transport = ClosureTransport { _, _, _ in
-            (HTTPResponse(status: .ok, headerFields: [.freshetCache: "revalidated"]), .init("[]"))
+            (HTTPResponse(status: .ok, headerFields: [HTTPField.Name("Freshet-Cache")!: "revalidated"]), .init("[]"))
         }
-        let client = APIClient(baseURL: URL(string: "https://example.com")!, transport: transport)
+        let reporter = ClosureMiddleware { request, body, base, next in
+            let answer = try await next(request, body, base)
+            ExchangeReport.current?.recordCache(.stale, staleReason: "because")
+            ExchangeReport.current?.recordAttempt(3)
+            return answer
+        }
+        let client = APIClient(baseURL: URL(string: "https://example.com")!, transport: transport, middlewares: [reporter])
         let response = try await client.send(Endpoint<[Int]>.get("x"))
-        #expect(response.cache == .revalidated)
-        #expect(response.headers[.freshetCache] == nil)
+        #expect(response.cache == .stale)
+        #expect(response.staleReason == "because")
+        #expect(response.attempt == 3)
+        #expect(response.headers[HTTPField.Name("Freshet-Cache")!] == "revalidated", "the server's own field is passed on untouched")
+
+        let plain = try await APIClient(baseURL: URL(string: "https://example.com")!, transport: transport).send(Endpoint<[Int]>.get("x"))
+        #expect(plain.cache == nil && plain.staleReason == nil && plain.attempt == 1)
     }
 
     @Test func defaultAndEndpointHeadersAreSent() async throws {

@@ -16,7 +16,7 @@ struct MiddlewareTests {
             try await control.fault(route: "/users/octocat", status: 503, times: 1, headers: ["Retry-After": "7"])
             let response = try await client.send(Endpoint<Login>.get("users", "octocat"))
             #expect(response.value.login == "octocat")
-            #expect(response.headers[.freshetAttempt] == "2")
+            #expect(response.attempt == 2)
             #expect(sleeper.sleeps == [.seconds(7)])
             #expect(try await control.log().count == 2)
         }

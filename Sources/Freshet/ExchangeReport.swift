@@ -1,0 +1,78 @@
+import Foundation
+import HTTPTypes
+import Synchronization
+
+/// What the middlewares of one exchange say about how it went: the typed channel between them and
+/// ``APIClient`` (or a proxy), beside the HTTP response instead of inside its header fields.
+///
+/// ``APIClient/send(_:)`` binds a fresh report to ``current`` for each call; the cache middleware
+/// records its ``cache`` outcome and ``staleReason``, the retry middleware the ``attempt``, and
+/// the client copies them into ``Response``. Nothing here ever becomes a header field, so nothing
+/// can leak to a server, a proxy client or `Response.headers`.
+///
+/// A middleware used on its own (say, in a swift-openapi-generator client) finds no report bound
+/// and records nothing; wrap the call in ``collect(_:)`` to read what it would have said.
+public final class ExchangeReport: Sendable {
+    /// The report of the exchange the current task is making, if someone is listening.
+    @TaskLocal public static var current: ExchangeReport?
+
+    /// A copy of what was recorded.
+    public struct Snapshot: Sendable, Equatable {
+        /// How the HTTP cache answered; `nil` when no cache middleware took part.
+        public var cache: CacheOutcome?
+        /// The attempt that produced the response (1 for the first).
+        public var attempt: Int
+        /// When a stored response stood in for a failed refresh: what failed.
+        public var staleReason: String?
+
+        /// Creates a snapshot.
+        public init(cache: CacheOutcome? = nil, attempt: Int = 1, staleReason: String? = nil) {
+            self.cache = cache
+            self.attempt = attempt
+            self.staleReason = staleReason
+        }
+    }
+
+    private let state = Mutex(Snapshot())
+
+    /// Creates an empty report.
+    public init() {}
+
+    /// What has been recorded so far.
+    public var snapshot: Snapshot {
+        get { state.withLock { $0 } }
+        set { state.withLock { $0 = newValue } }
+    }
+
+    /// Records how the cache answered, and why a stored response was served stale (`nil`
+    /// clears an earlier attempt's reason).
+    public func recordCache(_ outcome: CacheOutcome, staleReason: String? = nil) {
+        state.withLock {
+            $0.cache = outcome
+            $0.staleReason = staleReason
+        }
+    }
+
+    /// Records the attempt that produced the response.
+    public func recordAttempt(_ attempt: Int) {
+        state.withLock { $0.attempt = attempt }
+    }
+
+    /// Runs `operation` with a fresh report bound to ``current`` and returns its result with what
+    /// was recorded.
+    public static func collect<T>(_ operation: () async throws -> T) async rethrows -> (T, Snapshot) {
+        let report = ExchangeReport()
+        let value = try await $current.withValue(report) { try await operation() }
+        return (value, report.snapshot)
+    }
+}
+
+/// A middleware that keeps responses and can hand one out without any exchange: the HTTP cache.
+///
+/// ``APIClient/sendOrStored(_:)`` asks it for a stand-in after a failure raised outside it.
+public protocol StoredResponseSource: Sendable {
+    /// The stored response that may stand in for `request` now, stale or not, unless the
+    /// response forbids serving it stale (`must-revalidate`, `no-cache`, …); `nil` otherwise.
+    /// Never contacts the server.
+    func storedResponse(for request: HTTPRequest, baseURL: URL) async -> (HTTPResponse, Data)?
+}

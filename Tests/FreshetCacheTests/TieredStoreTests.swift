@@ -1,0 +1,149 @@
+import Dispatch
+import Foundation
+import Freshet
+import FreshetCache
+import FreshetSimulator
+import FreshetTestSupport
+import GRDB
+import HTTPTypes
+import Synchronization
+import Testing
+
+/// Holds the database's writer inside a write transaction until released (or until `limit`
+/// seconds pass, so a test that waits on the writer fails instead of hanging).
+private final class WriterGate: Sendable {
+    private let entered = DispatchSemaphore(value: 0)
+    private let release = DispatchSemaphore(value: 0)
+    private let timedOut = Mutex(false)
+
+    /// Starts a write transaction on `database` that blocks; returns once it holds the writer.
+    func hold(_ database: FreshetDatabase, limit: Double = 30) async -> Task<Void, Never> {
+        let task = Task.detached { [self] in
+            database.pool.writeWithoutTransaction { _ -> Void in
+                entered.signal()
+                if release.wait(timeout: .now() + limit) == .timedOut {
+                    timedOut.withLock { $0 = true }
+                }
+            }
+        }
+        await Task.detached { [entered] in entered.wait() }.value
+        return task
+    }
+
+    /// Lets the writer go.
+    func open() { release.signal() }
+
+    /// Whether the hold ran out before ``open()``.
+    var ranOut: Bool { timedOut.withLock { $0 } }
+}
+
+@Suite("SQLite cache store: memory tier and batched writes")
+struct TieredStoreTests {
+    @Test("A hit is answered, and a new response stored, while the database's writer is held busy")
+    func hitWhileWriterIsBusy() async throws {
+        let temporary = try StoreTemporaryDirectory()
+        defer { temporary.remove() }
+        let database = try FreshetDatabase(directory: temporary.url)
+        defer { try? database.close() }
+        let store = SQLiteCacheStore(database: database)
+        try await withSimulator(.init()) { sim in
+            let control = SimControl(sim)
+            for name in ["held", "queued"] {
+                try await control.script(name, headers: [("Cache-Control", "max-age=300")], body: #"{"n":"\#(name)"}"#)
+            }
+            let client = APIClient(baseURL: sim.baseURL, transport: liveTransport, middlewares: [CacheMiddleware(store: store)])
+            #expect(try await client.send(Endpoint<Data>.raw("scripted", "held")).cache == .miss)
+            try await store.flush()
+
+            let gate = WriterGate()
+            let holder = await gate.hold(database)
+            let hit = try await client.send(Endpoint<Data>.raw("scripted", "held"))
+            let miss = try await client.send(Endpoint<Data>.raw("scripted", "queued"))
+            let again = try await client.send(Endpoint<Data>.raw("scripted", "queued"))
+            #expect(!gate.ranOut, "an answer waited for the held writer")
+            gate.open()
+            await holder.value
+
+            #expect(hit.cache == .hit)
+            #expect(hit.value == Data(#"{"n":"held"}"#.utf8))
+            #expect(miss.cache == .miss)
+            #expect(again.cache == .hit, "a response waiting to be written is answered from memory")
+            let stats = try await store.stats()
+            #expect(stats.entries == 2)
+            #expect(stats.outcomes == ["miss": 2, "hit": 2])
+        }
+    }
+
+    @Test("Counters and LRU stamps wait in memory and reach the disk in one batch, exactly, on flush")
+    func countersAreWrittenInBatches() async throws {
+        let temporary = try StoreTemporaryDirectory()
+        defer { temporary.remove() }
+        let database = try FreshetDatabase(directory: temporary.url)
+        defer { try? database.close() }
+        let store = SQLiteCacheStore(database: database, flushInterval: .seconds(3600))
+        try await store.save(storeSample(key: "k", bodySize: 10))
+        try await store.flush()
+        let stampBefore = try await database.pool.read { db in
+            try Double.fetchOne(db, sql: "SELECT last_access FROM cache_entry WHERE key = 'k'")
+        }
+        for _ in 0..<200 {
+            #expect(try await store.variants(forKey: "k").count == 1)
+            try await store.record(.hit)
+        }
+        let onDisk = { try await database.pool.read { db in
+            (try Int.fetchOne(db, sql: "SELECT coalesce(sum(count), 0) FROM cache_outcome") ?? -1,
+             try Double.fetchOne(db, sql: "SELECT last_access FROM cache_entry WHERE key = 'k'"))
+        } }
+        let waiting = try await onDisk()
+        #expect(waiting.0 == 0, "no hit wrote to the database")
+        #expect(waiting.1 == stampBefore)
+
+        try await store.flush()
+        let written = try await onDisk()
+        #expect(written.0 == 200)
+        #expect((written.1 ?? 0) > (stampBefore ?? 0), "the last use moved the LRU stamp")
+
+        // A second process opening the file sees the same.
+        let other = try FreshetDatabase(directory: temporary.url)
+        defer { try? other.close() }
+        #expect(try await SQLiteCacheStore(database: other).stats().outcomes == ["hit": 200])
+    }
+
+    @Test("A batch of many responses is one transaction, and what was queued survives reopening after flush")
+    func groupCommit() async throws {
+        let temporary = try StoreTemporaryDirectory()
+        defer { temporary.remove() }
+        do {
+            let database = try FreshetDatabase(directory: temporary.url)
+            let store = SQLiteCacheStore(database: database)
+            let counter = CommitCounter()
+            database.pool.add(transactionObserver: counter, extent: .observerLifetime)
+            let gate = WriterGate()
+            let holder = await gate.hold(database)
+            // Queued behind the held writer: they go in together once it is free.
+            for index in 0..<300 {
+                try await store.save(storeSample(key: "k\(index)", bodySize: 10))
+            }
+            gate.open()
+            await holder.value
+            try await store.flush()
+            #expect(!gate.ranOut)
+            #expect(counter.commits <= 2, "300 queued responses took \(counter.commits) transactions")
+            try database.close()
+        }
+        let database = try FreshetDatabase(directory: temporary.url)
+        defer { try? database.close() }
+        let stats = try await SQLiteCacheStore(database: database).stats()
+        #expect(stats.entries == 300)
+    }
+}
+
+/// Counts committed transactions.
+private final class CommitCounter: TransactionObserver, Sendable {
+    private let count = Mutex(0)
+    var commits: Int { count.withLock { $0 } }
+    func observes(eventsOfKind eventKind: DatabaseEventKind) -> Bool { true }
+    func databaseDidChange(with event: DatabaseEvent) {}
+    func databaseDidCommit(_ db: Database) { count.withLock { $0 += 1 } }
+    func databaseDidRollback(_ db: Database) {}
+}
