@@ -531,6 +531,10 @@ final class HTTP1Connection: Sendable {
                 try await loop.flatSubmit { handler.value.handshake(timeout: timeout) }.get()
             }
             return HTTP1Connection(key: key, channel: channel, handler: handler, flag: flag, pool: pool)
+        } catch is ChannelPipelineError {
+            // The origin closed the connection as it opened (its pipeline is gone): nothing was sent.
+            channel.close(promise: nil)
+            throw TransportFailure(.unreachable, reason: "the connection closed as soon as it opened")
         } catch {
             channel.close(promise: nil)
             throw error
