@@ -16,7 +16,7 @@ public enum HTTPDate {
 
     /// Parses an HTTP-date; `nil` when the text is not one.
     public static func parse(_ text: some StringProtocol) -> Date? {
-        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        let trimmed = text.trimmingOWS()
         guard trimmed.utf8.count <= 64 else { return nil }
         let c = Array(trimmed.utf8)
         return imfFixdate(c) ?? rfc850(c) ?? asctime(c)
@@ -116,7 +116,7 @@ public enum RetryAfter {
     /// The wait the header asks for, measured from `now`; `nil` when absent or invalid.
     /// A date in the past means no wait.
     public static func delay(_ value: String?, now: Date = Date()) -> Duration? {
-        guard let value = value?.trimmingCharacters(in: .whitespaces), !value.isEmpty else { return nil }
+        guard let value = value?.trimmingOWS(), !value.isEmpty else { return nil }
         if value.allSatisfy(\.isASCIIDigit) {
             guard value.count <= 10, let seconds = Int64(value) else { return .seconds(Int64(Int32.max)) }
             return .seconds(seconds)

@@ -28,7 +28,7 @@ public enum LinkHeader {
             let start = index
             skip { $0 != ">" }
             guard index < value.endIndex else { break }
-            let target = String(value[start..<index]).trimmingCharacters(in: .whitespaces)
+            let target = String(value[start..<index]).trimmingOWS()
             index = value.index(after: index)
             var parameters: [String: String] = [:]
             // Parameters: ; name = value | ; name = "quoted, value" ; until a comma outside quotes.

@@ -17,12 +17,12 @@ struct ByteRangeRequest: Equatable {
 
     /// Parses a `Range` field value; `nil` unless it is a single, valid byte range.
     init?(_ value: String) {
-        let trimmed = value.trimmingCharacters(in: .whitespaces)
+        let trimmed = value.trimmingOWS()
         guard trimmed.count > 6, trimmed.prefix(6).lowercased() == "bytes=" else { return nil }
-        let set = trimmed.dropFirst(6).trimmingCharacters(in: .whitespaces)
+        let set = trimmed.dropFirst(6).trimmingOWS()
         guard !set.contains(","), let dash = set.firstIndex(of: "-") else { return nil }
-        let firstText = set[..<dash].trimmingCharacters(in: .whitespaces)
-        let lastText = set[set.index(after: dash)...].trimmingCharacters(in: .whitespaces)
+        let firstText = set[..<dash].trimmingOWS()
+        let lastText = set[set.index(after: dash)...].trimmingOWS()
         if firstText.isEmpty {
             guard let length = Self.digits(lastText), length > 0 else { return nil }
             spec = .suffix(length: length)
@@ -72,7 +72,7 @@ struct ContentRange: Equatable {
 
     /// Parses a `Content-Range` value; `nil` for anything but a valid satisfied byte range.
     init?(_ value: String) {
-        let trimmed = value.trimmingCharacters(in: .whitespaces)
+        let trimmed = value.trimmingOWS()
         guard trimmed.count > 6, trimmed.prefix(6).lowercased() == "bytes " else { return nil }
         let rest = trimmed.dropFirst(6)
         guard let slash = rest.firstIndex(of: "/"), let dash = rest[..<slash].firstIndex(of: "-"),
@@ -147,9 +147,9 @@ extension CacheMiddleware {
     /// `If-Range` (RFC 9110 §13.1.5): a strong entity tag equal to the stored one, or an HTTP-date
     /// equal to a stored `Last-Modified` that is strong (at least one second before `Date`).
     static func ifRangeMatches(_ value: String, stored: HTTPFields) -> Bool {
-        let trimmed = value.trimmingCharacters(in: .whitespaces)
+        let trimmed = value.trimmingOWS()
         if trimmed.hasPrefix("\"") || trimmed.hasPrefix("W/") {
-            guard !trimmed.hasPrefix("W/"), let etag = stored[.eTag]?.trimmingCharacters(in: .whitespaces),
+            guard !trimmed.hasPrefix("W/"), let etag = stored[.eTag]?.trimmingOWS(),
                   !etag.hasPrefix("W/") else { return false }
             return etag == trimmed
         }

@@ -69,7 +69,7 @@ public struct CacheControl: Sendable, Equatable {
             guard !bytes.isEmpty else { break }
             let nameEnd = bytes.firstIndex { $0 == UInt8(ascii: "=") || $0 == UInt8(ascii: ",") } ?? bytes.endIndex
             let rawName = bytes[..<nameEnd]
-            let name = text(rawName).trimmingCharacters(in: .whitespaces).lowercased()
+            let name = text(rawName).trimmingOWS().lowercased()
             bytes = bytes[nameEnd...]
             var directiveValue: String?
             if bytes.first == UInt8(ascii: "=") {
@@ -111,7 +111,7 @@ public struct CacheControl: Sendable, Equatable {
                     directiveValue = String(decoding: unquoted, as: UTF8.self)
                 } else {
                     let end = bytes.firstIndex(of: UInt8(ascii: ",")) ?? bytes.endIndex
-                    directiveValue = text(bytes[..<end]).trimmingCharacters(in: .whitespaces)
+                    directiveValue = text(bytes[..<end]).trimmingOWS()
                     bytes = bytes[end...]
                 }
             }
@@ -141,7 +141,7 @@ public struct CacheControl: Sendable, Equatable {
     /// `nil` when the directive is absent or unqualified.
     public func fieldNames(_ name: String) -> [String]? {
         guard let text = value(name) else { return nil }
-        return text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }.filter { !$0.isEmpty }
+        return text.split(separator: ",").map { $0.trimmingOWS().lowercased() }.filter { !$0.isEmpty }
     }
 
     // MARK: Response directives

@@ -24,7 +24,7 @@ enum CacheKey {
     static func varyNames(_ response: HTTPFields) -> [String] {
         let names = response[values: .vary]
             .flatMap { $0.split(separator: ",") }
-            .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+            .map { $0.trimmingOWS().lowercased() }
             .filter { !$0.isEmpty }
         if names.contains("*") { return ["*"] }
         return Array(Set(names)).sorted()

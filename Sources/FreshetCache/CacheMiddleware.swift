@@ -77,6 +77,7 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource {
     /// its stale-while-revalidate window is revalidated in line instead.
     public var backgroundTransport: (any ClientTransport)?
     private let now: @Sendable () -> Date
+    private let memo = StoredFacts()
 
     /// Creates the middleware.
     public init(store: any CacheStore, options: Options = .init(), backgroundTransport: (any ClientTransport)? = nil,
@@ -142,7 +143,7 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource {
             }
             if rangeValue == nil {
                 if request.method == .get, let transport = backgroundTransport,
-                   let window = responseControl(stored.headers).staleWhileRevalidate,
+                   let window = storedControl(stored).staleWhileRevalidate,
                    freshness.staleness <= Double(window), !forbidsStale(stored, overridden: overrides(url)) {
                     revalidateInBackground(stored, request: request, baseURL: baseURL, url: url, transport: transport)
                     return await serve(stored, freshness: freshness, outcome: .stale, head: false)
@@ -244,8 +245,26 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource {
 
     func freshness(of stored: CachedResponse, url: URL) -> Freshness {
         let override = options.mode == .private ? options.lifetimeOverride?(url) : nil
-        return Freshness(stored: stored, mode: options.mode, now: now(), lifetimeOverride: override,
-                         heuristicFraction: options.heuristicFraction, targeted: targetedControl(stored.headers))
+        let facts = facts(of: stored, override: override)
+        return Freshness(lifetime: facts.lifetime,
+                         age: facts.initialAge + max(0, now().timeIntervalSince(stored.responseTime)))
+    }
+
+    /// What a stored response says about its own reuse, worked out once per stored response
+    /// (parsing its fields on every hit was most of a proxy hit's time).
+    func facts(of stored: CachedResponse, override: Double?, anyOverride: Bool = false) -> StoredFacts.Facts {
+        memo.facts(of: stored, override: override, anyOverride: anyOverride) {
+            let targeted = targetedControl(stored.headers)
+            // The age it had when it arrived (§4.2.3): the current age with no resident time.
+            let initial = Freshness(stored: stored, mode: options.mode, now: stored.responseTime, lifetimeOverride: override,
+                                    heuristicFraction: options.heuristicFraction, targeted: targeted)
+            return .init(control: targeted ?? CacheControl(stored.headers), lifetime: initial.lifetime, initialAge: initial.age)
+        }
+    }
+
+    /// The response directives of a stored response (see ``responseControl(_:)``), memoized.
+    func storedControl(_ stored: CachedResponse) -> CacheControl {
+        facts(of: stored, override: nil, anyOverride: true).control
     }
 
     /// The directives of the first of ``Options/targetedFields`` present in `fields`, if any.
@@ -272,7 +291,7 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource {
     /// Whether `stored` may be used without contacting the server.
     /// - Parameter overridden: the caller's lifetime override applies (see ``overrides(_:)``).
     func reuse(_ stored: CachedResponse, freshness: Freshness, request: CacheControl, overridden: Bool = false) -> Reuse {
-        let response = responseControl(stored.headers)
+        let response = storedControl(stored)
         if (response.noCache && !overridden) || request.noCache { return .mustValidate }
         // `max-age=0` (a reload) always validates, whatever sub-second age the response has.
         if let maxAge = request.maxAge, maxAge == 0 || freshness.age > Double(maxAge) {
@@ -293,7 +312,7 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource {
     /// Directives that forbid serving the response stale (§4.2.4), unless the caller's lifetime
     /// override applies (`overridden`).
     func forbidsStale(_ stored: CachedResponse, overridden: Bool = false) -> Bool {
-        let control = responseControl(stored.headers)
+        let control = storedControl(stored)
         if !overridden, control.mustRevalidate || control.noCache { return true }
         if options.mode == .shared, control.proxyRevalidate || control.sharedMaxAge != nil { return true }
         return false
@@ -306,7 +325,7 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource {
                               overridden: Bool = false, disconnected: Bool = false) -> Bool {
         guard !forbidsStale(stored, overridden: overridden) else { return false }
         if options.serveStaleOnFailure || (disconnected && options.serveStaleWhenDisconnected) { return true }
-        let windows = [responseControl(stored.headers).staleIfError, request.staleIfError].compactMap { $0 }
+        let windows = [storedControl(stored).staleIfError, request.staleIfError].compactMap { $0 }
         return windows.contains { freshness.staleness <= Double($0) }
     }
 
@@ -445,7 +464,7 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource {
     static func storableFields(_ fields: HTTPFields, control: CacheControl, mode: CacheMode) -> HTTPFields {
         var excluded = unstoredFields
         for value in fields[values: .connection] {
-            for name in value.split(separator: ",") { excluded.insert(name.trimmingCharacters(in: .whitespaces).lowercased()) }
+            for name in value.split(separator: ",") { excluded.insert(name.trimmingOWS().lowercased()) }
         }
         excluded.formUnion(control.fieldNames("no-cache") ?? [])
         if mode == .shared {
@@ -520,7 +539,7 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource {
 
     /// Whether `data` is declared JSON (`application/json`, `…+json`) but does not parse as JSON.
     static func isBrokenJSON(_ data: Data, fields: HTTPFields) -> Bool {
-        guard let type = fields[.contentType]?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased(),
+        guard let type = fields[.contentType]?.split(separator: ";").first?.trimmingOWS().lowercased(),
               type == "application/json" || type.hasSuffix("+json") else { return false }
         return (try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])) == nil
     }
@@ -575,7 +594,7 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource {
         for name in [HTTPField.Name.eTag, .lastModified] {
             if let value = fields[name], value != stored.headers[name] { return false }
         }
-        if let length = fields[.contentLength], Int(length.trimmingCharacters(in: .whitespaces)) != stored.body.count {
+        if let length = fields[.contentLength], Int(length.trimmingOWS()) != stored.body.count {
             return false
         }
         return true

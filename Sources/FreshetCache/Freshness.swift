@@ -32,6 +32,12 @@ public struct Freshness: Sendable, Equatable {
     /// Seconds past the lifetime (0 while fresh).
     public var staleness: Double { max(0, age - lifetime) }
 
+    /// Freshness from its two numbers.
+    init(lifetime: Double, age: Double) {
+        self.lifetime = lifetime
+        self.age = age
+    }
+
     /// Computes freshness for `stored` at `now`.
     /// - Parameters:
     ///   - lifetimeOverride: a caller's own lifetime, replacing what the response says.
@@ -64,7 +70,7 @@ public struct Freshness: Sendable, Equatable {
         // without parameters; an Age that is not delta-seconds is ignored.
         let ageValue = headers[.age].flatMap { text -> Double? in
             let first = text.prefix { $0 != "," && $0 != ";" }
-            let trimmed = first.trimmingCharacters(in: .whitespaces)
+            let trimmed = first.trimmingOWS()
             guard !trimmed.isEmpty, trimmed.unicodeScalars.allSatisfy({ ("0"..."9").contains($0) }) else { return nil }
             return trimmed.count > 10 ? Double(CacheControl.deltaSecondsCap) : Double(trimmed)
         } ?? 0

@@ -156,7 +156,7 @@ public struct ProxyForwarder: Sendable {
     static func validatorsMatch(_ request: HTTPFields, stored: HTTPFields) -> Bool {
         let noneMatch = request[values: .ifNoneMatch]
         if !noneMatch.isEmpty {
-            let tags = noneMatch.flatMap { $0.split(separator: ",") }.map { $0.trimmingCharacters(in: .whitespaces) }
+            let tags = noneMatch.flatMap { $0.split(separator: ",") }.map { $0.trimmingOWS() }
             if tags.contains("*") { return true }
             guard let etag = stored[.eTag] else { return false }
             func opaque(_ tag: String) -> String { tag.hasPrefix("W/") ? String(tag.dropFirst(2)) : tag }
@@ -280,7 +280,7 @@ public enum ProxyHeaders {
         excluded.insert("host")
         for value in fields[values: .connection] {
             for name in value.split(separator: ",") {
-                let trimmed = name.trimmingCharacters(in: .whitespaces).lowercased()
+                let trimmed = name.trimmingOWS().lowercased()
                 if !trimmed.isEmpty { excluded.insert(trimmed) }
             }
         }

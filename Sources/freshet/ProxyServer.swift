@@ -137,7 +137,7 @@ struct ProxyServer: Sendable {
 
     /// The request body as a relay to the origin, or `nil` when the request has none.
     static func bodyRelay(for request: Request) -> ProxyBodyRelay? {
-        let length = request.headers[.contentLength].flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+        let length = request.headers[.contentLength].flatMap { Int($0.trimmingOWS()) }
         let chunked = request.headers[.transferEncoding] != nil
         guard chunked || (length ?? 0) > 0 else { return nil }
         return ProxyBodyRelay(request.body.map { ArraySlice($0.readableBytesView) }, length: chunked ? nil : length)
