@@ -53,10 +53,23 @@ enum CacheKey {
         return sha256(text)
     }
 
+    /// The SHA-256 of `text` in lowercase hex (64 characters), in one allocation: it runs on
+    /// every lookup.
     static func sha256(_ text: String) -> String {
-        SHA256.hash(data: Data(text.utf8)).map { byte in
-            let hex = String(byte, radix: 16)
-            return byte < 16 ? "0" + hex : hex
-        }.joined()
+        var hasher = SHA256()
+        var text = text
+        text.withUTF8 { hasher.update(bufferPointer: UnsafeRawBufferPointer($0)) }
+        let digest = hasher.finalize()
+        return String(unsafeUninitializedCapacity: 64) { buffer in
+            var index = 0
+            for byte in digest {
+                buffer[index] = hexDigits[Int(byte >> 4)]
+                buffer[index + 1] = hexDigits[Int(byte & 0x0F)]
+                index += 2
+            }
+            return index
+        }
     }
+
+    private static let hexDigits = Array("0123456789abcdef".utf8)
 }

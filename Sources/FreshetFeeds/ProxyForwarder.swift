@@ -142,7 +142,9 @@ public struct ProxyForwarder: Sendable {
         guard let answer = await cache.answerFromStore(for: probe, baseURL: origin) else { return nil }
         guard validation, answer.response.status.kind == .successful,
               Self.validatorsMatch(request.headerFields, stored: answer.response.headerFields) else {
-            return Self.clientResponse(answer.response, body: answer.body.map { HTTPBody($0) }, outcome: answer.outcome)
+            var response = Self.clientResponse(answer.response, body: answer.body.map { HTTPBody($0) }, outcome: answer.outcome)
+            response.complete = response.body == nil ? nil : answer.body
+            return response
         }
         var notModified = answer.response
         notModified.status = .notModified
@@ -260,6 +262,9 @@ public struct ProxyResponse: Sendable {
     public var outcome: CacheOutcome?
     /// A body that must not be sent (e.g. the empty body of a `304`); read and drop it.
     public var discarded: HTTPBody?
+    /// The whole body, when it is already in memory (an answer from the store): a server can
+    /// then write head and body at once instead of streaming ``body``.
+    public var complete: Data? = nil
 }
 
 /// The header rules of the proxy.
@@ -276,19 +281,18 @@ public enum ProxyHeaders {
     /// `fields` without hop-by-hop fields, `Proxy-*` fields, the fields `Connection` lists, and `Host`
     /// (the proxy addresses the origin itself).
     public static func forwardable(_ fields: HTTPFields) -> HTTPFields {
-        var excluded = hopByHop
-        excluded.insert("host")
+        var listed: Set<String> = []
         for value in fields[values: .connection] {
             for name in value.split(separator: ",") {
                 let trimmed = name.trimmingOWS().lowercased()
-                if !trimmed.isEmpty { excluded.insert(trimmed) }
+                if !trimmed.isEmpty { listed.insert(trimmed) }
             }
         }
         var kept = HTTPFields()
         kept.reserveCapacity(fields.count)
         for field in fields {
             let name = field.name.canonicalName
-            if excluded.contains(name) || name.hasPrefix("proxy-") { continue }
+            if hopByHop.contains(name) || name == "host" || name.hasPrefix("proxy-") || listed.contains(name) { continue }
             kept.append(field)
         }
         return kept

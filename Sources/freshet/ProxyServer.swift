@@ -107,7 +107,10 @@ struct ProxyServer: Sendable {
                 outcome: answer.outcome, duration: ContinuousClock.now - start, aborted: aborted))
         }
         do {
-            if let body = answer.body, head.method != .head {
+            if let complete = answer.complete, head.method != .head {
+                // Head, body and end in one write.
+                try await writer.write(response: answer.head, body: ResponseBody(byteBuffer: ByteBuffer(bytes: complete)))
+            } else if let body = answer.body, head.method != .head {
                 var bodyWriter = try await writer.writeHead(answer.head)
                 for try await chunk in body {
                     try await bodyWriter.write(ByteBuffer(bytes: chunk))
