@@ -240,7 +240,9 @@ enum HNFormat {
         let alignRight: Set<String> = ["#", "score", "age", "comments"]
         let right = Set(names.indices.filter { alignRight.contains(names[$0]) })
         let lines = TextLayout.columns(rows, widths: caps, alignRight: right).map { line in
-            String(TextLayout.truncate(line, to: width).reversed().drop { $0 == " " }.reversed())
+            var line = TextLayout.truncate(line, to: width)
+            while line.last == " " { line.removeLast() }
+            return line
         }
         guard header, Terminal.colorEnabled, let first = lines.first else { return lines }
         return [first.dim] + lines.dropFirst()
