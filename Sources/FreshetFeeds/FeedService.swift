@@ -54,6 +54,8 @@ public struct FeedService: Sendable {
     /// them into the store. A failure leaves the store as it was.
     /// - Parameter force: revalidate even while the cached response is fresh (`--refresh`).
     public func refresh(_ repository: RepositoryName, force: Bool = false) async throws(APIError) -> FeedRefresh {
+        // TODO: once the cache can say "stored and fresh" without a request, skip the send (and
+        // reading the stored body to fingerprint it) when the fresh entry is the page merged last.
         let known = await fingerprints([repository])
         let page = Self.page(repository, force: force, known: known[repository.description])
         return try await merge(await client.sendOrStored(page.endpoint), page: page, into: repository)
