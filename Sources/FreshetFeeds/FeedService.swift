@@ -2,6 +2,7 @@ import Foundation
 import Freshet
 import FreshetCache
 import GitHubAPI
+import Synchronization
 
 /// What one refresh of a feed brought.
 public struct FeedRefresh: Sendable {
@@ -15,6 +16,10 @@ public struct FeedRefresh: Sendable {
     public var staleReason: String?
     /// The seconds GitHub asks pollers to wait (`X-Poll-Interval`).
     public var pollInterval: Int?
+    /// Whether the answer was merged into the store. `false`: it was the page merged last time
+    /// (a fresh cache hit or a `304` of it), so the store already held it as it is and nothing
+    /// was decoded or written.
+    public var merged: Bool = true
 }
 
 /// The GitHub activity feed (the seed app "GitFeed"): stored events shown at once, refreshed
@@ -49,7 +54,11 @@ public struct FeedService: Sendable {
     /// them into the store. A failure leaves the store as it was.
     /// - Parameter force: revalidate even while the cached response is fresh (`--refresh`).
     public func refresh(_ repository: RepositoryName, force: Bool = false) async throws(APIError) -> FeedRefresh {
-        try await merge(await client.sendOrStored(Self.endpoint(repository, force: force)), into: repository)
+        // TODO: once the cache can say "stored and fresh" without a request, skip the send (and
+        // reading the stored body to fingerprint it) when the fresh entry is the page merged last.
+        let known = await fingerprints([repository])
+        let page = Self.page(repository, force: force, known: known[repository.description])
+        return try await merge(await client.sendOrStored(page.endpoint), page: page, into: repository)
     }
 
     /// Refreshes several repositories with at most `concurrency` requests at once (GitHub asks
@@ -58,13 +67,14 @@ public struct FeedService: Sendable {
         async -> [Result<FeedRefresh, APIError>]
     {
         var results: [Result<FeedRefresh, APIError>] = []
-        let endpoints = repositories.map { Self.endpoint($0, force: force) }
-        for await item in client.fanOutOrdered(endpoints, maxConcurrent: concurrency) {
+        let known = await fingerprints(repositories)
+        let pages = repositories.map { Self.page($0, force: force, known: known[$0.description]) }
+        for await item in client.fanOutOrdered(pages.map(\.endpoint), maxConcurrent: concurrency) {
             let repository = repositories[item.offset]
             switch item.result {
             case .success(let response):
                 do {
-                    results.append(.success(try await merge(response, into: repository)))
+                    results.append(.success(try await merge(response, page: pages[item.offset], into: repository)))
                 } catch {
                     results.append(.failure(error))
                 }
@@ -90,16 +100,68 @@ public struct FeedService: Sendable {
         return endpoint
     }
 
-    private func merge(_ response: Response<[GitHubEvent]>, into repository: RepositoryName) async throws(APIError) -> FeedRefresh {
+    /// The fingerprints of the pages last merged, by repository (none when they cannot be read).
+    private func fingerprints(_ repositories: [RepositoryName]) async -> [String: Int64] {
+        (try? await store.fingerprints(repositories: repositories.map(\.description))) ?? [:]
+    }
+
+    /// One events request, and what decoding its body found.
+    struct Page: Sendable {
+        /// The request. A body with the known fingerprint (the page merged last time) decodes
+        /// as no events, undecoded, and ``outcome`` says it was unchanged.
+        var endpoint: Endpoint<[GitHubEvent]>
+        /// The decoded body's fingerprint, and whether it was the known one.
+        let outcome: PageOutcome
+    }
+
+    /// What decoding an events body found (written by the endpoint's decoding closure).
+    final class PageOutcome: Sendable {
+        private let state = Mutex<(fingerprint: Int64?, unchanged: Bool)>((nil, false))
+
+        var value: (fingerprint: Int64?, unchanged: Bool) { state.withLock { $0 } }
+
+        func record(fingerprint: Int64, unchanged: Bool) {
+            state.withLock { $0 = (fingerprint, unchanged) }
+        }
+    }
+
+    /// The events request of `repository`, whose decoding skips a body with the `known` fingerprint.
+    static func page(_ repository: RepositoryName, force: Bool, known: Int64?) -> Page {
+        var endpoint = endpoint(repository, force: force)
+        let decode = endpoint.decode
+        let outcome = PageOutcome()
+        endpoint.decode = { data, decoder in
+            let fingerprint = FeedStore.fingerprint(data)
+            if fingerprint == known {
+                outcome.record(fingerprint: fingerprint, unchanged: true)
+                return []
+            }
+            let events = try decode(data, decoder)
+            outcome.record(fingerprint: fingerprint, unchanged: false)
+            return events
+        }
+        return Page(endpoint: endpoint, outcome: outcome)
+    }
+
+    private func merge(_ response: Response<[GitHubEvent]>, page: Page, into repository: RepositoryName)
+        async throws(APIError) -> FeedRefresh
+    {
+        var refresh = FeedRefresh(
+            repository: repository, added: [], cache: response.cache, staleReason: response.staleReason,
+            pollInterval: response.headers[.xPollInterval].flatMap { Int($0) })
+        let (fingerprint, unchanged) = page.outcome.value
+        if unchanged {
+            refresh.merged = false
+            return refresh
+        }
         let added: [GitHubEvent]
         do {
-            added = try await store.merge(response.value, into: repository.description)
+            added = try await store.merge(response.value, into: repository.description, fingerprint: fingerprint)
         } catch {
             if error is CancellationError || Task.isCancelled { throw .cancelled }
             throw .invalidRequest("the events could not be stored: \(error)")
         }
-        return FeedRefresh(
-            repository: repository, added: added.sorted { $0.createdAt > $1.createdAt }, cache: response.cache,
-            staleReason: response.staleReason, pollInterval: response.headers[.xPollInterval].flatMap { Int($0) })
+        refresh.added = added.sorted { $0.createdAt > $1.createdAt }
+        return refresh
     }
 }

@@ -24,7 +24,17 @@ public struct FeedStore: Sendable {
                 );
                 CREATE INDEX feed_event_by_time ON feed_event (repo, created_at DESC);
                 """)
-        }
+        },
+        .init(name: "feeds-v2") { db in
+            // Per repository, the fingerprint of the last events page merged: the same page again
+            // (a fresh cache hit, a 304) needs neither decoding nor merging.
+            try db.execute(sql: """
+                CREATE TABLE feed_source (
+                    repo TEXT NOT NULL PRIMARY KEY,
+                    fingerprint INTEGER NOT NULL
+                );
+                """)
+        },
     ]
 
     let database: FreshetDatabase
@@ -48,17 +58,31 @@ public struct FeedStore: Sendable {
                 """, arguments: StatementArguments(keys) + [max(0, limit)])
             return rows.compactMap { row -> GitHubEvent? in
                 let data: Data = row["json"]
-                return try? GitHub.decoder.decode(GitHubEvent.self, from: data)
+                return try? GitHubEvent.decode(from: data)
             }
         }
     }
 
     /// Adds `events` to `repository`'s feed, keeping each `id` once and only the newest
     /// ``maxPerRepository``. Returns the events that were not stored before.
+    ///
+    /// - Parameter fingerprint: the ``fingerprint(_:)`` of the response body `events` were
+    ///   decoded from, recorded so that the same body need not be merged again
+    ///   (``fingerprints(repositories:)``); `nil` forgets the recorded one.
     @discardableResult
-    public func merge(_ events: [GitHubEvent], into repository: String) async throws -> [GitHubEvent] {
+    public func merge(_ events: [GitHubEvent], into repository: String, fingerprint: Int64? = nil) async throws
+        -> [GitHubEvent]
+    {
         let key = Self.key(repository)
         return try await database.pool.write { db in
+            if let fingerprint {
+                try db.execute(sql: """
+                    INSERT INTO feed_source (repo, fingerprint) VALUES (?, ?)
+                    ON CONFLICT (repo) DO UPDATE SET fingerprint = excluded.fingerprint
+                    """, arguments: [key, fingerprint])
+            } else {
+                try db.execute(sql: "DELETE FROM feed_source WHERE repo = ?", arguments: [key])
+            }
             var added: [GitHubEvent] = []
             for event in events {
                 let exists = try Bool.fetchOne(
@@ -78,6 +102,36 @@ public struct FeedStore: Sendable {
         }
     }
 
+    /// The fingerprints recorded by ``merge(_:into:fingerprint:)`` for `repositories`, by
+    /// repository as given; a repository without one is missing.
+    public func fingerprints(repositories: [String]) async throws -> [String: Int64] {
+        let keys = repositories.map(Self.key)
+        let stored = try await database.pool.read { db in
+            let rows = try Row.fetchAll(
+                db, sql: "SELECT repo, fingerprint FROM feed_source WHERE repo IN (\(databaseQuestionMarks(count: keys.count)))",
+                arguments: StatementArguments(keys))
+            return Dictionary(rows.map { ($0["repo"] as String, $0["fingerprint"] as Int64) }, uniquingKeysWith: { $1 })
+        }
+        var result: [String: Int64] = [:]
+        for repository in repositories {
+            if let fingerprint = stored[Self.key(repository)] { result[repository] = fingerprint }
+        }
+        return result
+    }
+
+    /// A 64-bit FNV-1a hash of a response body with its length: equal bodies have equal
+    /// fingerprints, and different ones almost surely do not.
+    public static func fingerprint(_ body: Data) -> Int64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        body.withUnsafeBytes { bytes in
+            for byte in bytes {
+                hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
+            }
+        }
+        hash = (hash ^ UInt64(body.count)) &* 0x0000_0100_0000_01b3
+        return Int64(bitPattern: hash)
+    }
+
     /// How many events are stored for `repository`.
     public func count(repository: String) async throws -> Int {
         try await database.pool.read { db in
@@ -92,6 +146,9 @@ public struct FeedStore: Sendable {
 
     /// Removes every stored event.
     public func removeAll() async throws {
-        try await database.pool.write { db in try db.execute(sql: "DELETE FROM feed_event") }
+        try await database.pool.write { db in
+            try db.execute(sql: "DELETE FROM feed_event")
+            try db.execute(sql: "DELETE FROM feed_source")
+        }
     }
 }

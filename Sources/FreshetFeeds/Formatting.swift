@@ -6,14 +6,31 @@ import Foundation
 public enum TextLayout {
     /// The number of terminal columns `text` occupies.
     public static func width(_ text: some StringProtocol) -> Int {
-        text.unicodeScalars.reduce(0) { $0 + width(of: $1) }
+        if let ascii = asciiWidth(text.utf8) { return ascii }
+        return width(scalars: text.unicodeScalars)
+    }
+
+    /// The width of ASCII text without looking up character properties (printable characters are
+    /// one column, control characters none); `nil` when the text is not all ASCII.
+    private static func asciiWidth(_ utf8: some Collection<UInt8>) -> Int? {
+        var columns = 0
+        for byte in utf8 {
+            guard byte < 0x80 else { return nil }
+            if byte >= 0x20, byte != 0x7F { columns += 1 }
+        }
+        return columns
+    }
+
+    private static func width(scalars: some Sequence<Unicode.Scalar>) -> Int {
+        scalars.reduce(0) { $0 + width(of: $1) }
     }
 
     /// The columns one scalar occupies: 0 for combining marks, zero-width and control characters,
     /// 2 for East Asian Wide and Fullwidth characters and emoji presentation, 1 otherwise.
     public static func width(of scalar: Unicode.Scalar) -> Int {
         let value = scalar.value
-        if value == 0 || value < 0x20 || (0x7F..<0xA0).contains(value) { return 0 }
+        if value < 0x7F { return value < 0x20 ? 0 : 1 }
+        if value < 0xA0 { return 0 }
         switch scalar.properties.generalCategory {
         case .nonspacingMark, .enclosingMark, .format: return 0
         default: break
@@ -39,7 +56,7 @@ public enum TextLayout {
         var out = ""
         var used = 0
         for character in text {
-            let w = width(String(character))
+            let w = character.isASCII ? (asciiWidth(character.utf8) ?? 1) : width(scalars: character.unicodeScalars)
             if used + w > columns - 1 { break }
             out.append(character)
             used += w

@@ -22,12 +22,41 @@ public struct HTTPClientTransport: ClientTransport {
     /// (the client's read timeout applies between reads).
     public var headTimeout: TimeAmount
     /// The client whose connection pool is used (default: ``Transports/sharedHTTPClient``).
-    public var client: HTTPClient
+    ///
+    /// Without a client given, the shared one is only looked up when this property is first read
+    /// (by the first ``send(_:body:baseURL:operationID:)``): making a transport starts no event
+    /// loop, so a run that answers from the cache never starts the network stack.
+    public var client: HTTPClient {
+        get { source.client }
+        set { source = .given(newValue) }
+    }
 
-    /// Creates the transport.
-    public init(headTimeout: TimeAmount, client: HTTPClient = Transports.sharedHTTPClient) {
+    private var source: ClientSource
+
+    /// Where the client comes from: given, or the shared one, looked up on first use.
+    private enum ClientSource: Sendable {
+        case given(HTTPClient)
+        case shared
+
+        var client: HTTPClient {
+            switch self {
+            case .given(let client): return client
+            case .shared: return Transports.sharedHTTPClient
+            }
+        }
+    }
+
+    /// Creates the transport over `client`.
+    public init(headTimeout: TimeAmount, client: HTTPClient) {
         self.headTimeout = headTimeout
-        self.client = client
+        self.source = .given(client)
+    }
+
+    /// Creates the transport over ``Transports/sharedHTTPClient``, which is only created (with
+    /// its event loops) when the first request is sent.
+    public init(headTimeout: TimeAmount) {
+        self.headTimeout = headTimeout
+        self.source = .shared
     }
 
     /// Sends `request` to `baseURL` + its path; the response body streams as it arrives.

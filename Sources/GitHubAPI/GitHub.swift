@@ -45,10 +45,12 @@ public enum GitHub {
     public static func repoEvents(owner: String, name: String, perPage: Int = 30, page: Int? = nil)
         -> Endpoint<[GitHubEvent]>
     {
-        endpoint(
-            ["repos", owner, name, "events"],
-            query: .items(["per_page": String(perPage), "page": page.map(String.init)])
-        )
+        Endpoint(
+            path: ["repos", owner, name, "events"],
+            query: .items(["per_page": String(perPage), "page": page.map(String.init)]), headers: headers
+        ) { data, _ in
+            try GitHubEvent.decodeList(from: data)
+        }
     }
 
     /// `GET /search/repositories?q=…`: repositories matching a search query.
@@ -151,17 +153,109 @@ public enum GitHub {
 
     /// Parses a GitHub timestamp (`2022-06-09T12:47:28Z`, with or without fractional seconds).
     public static func parseDate(_ text: String) -> Date? {
+        if let date = UTCTimestamp.parse(text) { return date }
         if let date = try? Date.ISO8601FormatStyle().parse(text) { return date }
         return try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text)
     }
 
     /// Formats a date the way GitHub does: `2022-06-09T12:47:28Z` (UTC, whole seconds).
     public static func formatDate(_ date: Date) -> String {
-        Date.ISO8601FormatStyle().format(date)
+        UTCTimestamp.format(date) ?? Date.ISO8601FormatStyle().format(date)
     }
 }
 
 extension HTTPField.Name {
     /// `X-GitHub-Api-Version`.
     static let gitHubAPIVersion = HTTPField.Name("X-GitHub-Api-Version")!
+}
+
+/// `2022-06-09T12:47:28Z` read and written without a date formatter: the shape GitHub sends and
+/// ``GitHub/encoder`` writes. Anything else (fractional seconds, offsets, out-of-range fields,
+/// years before 1970) is left to `Date.ISO8601FormatStyle`.
+enum UTCTimestamp {
+    static func parse(_ text: String) -> Date? {
+        var text = text
+        return text.withUTF8 { bytes -> Date? in
+            guard bytes.count == 20, bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-"),
+                  bytes[10] == UInt8(ascii: "T"), bytes[13] == UInt8(ascii: ":"), bytes[16] == UInt8(ascii: ":"),
+                  bytes[19] == UInt8(ascii: "Z") else { return nil }
+            func number(_ start: Int, _ count: Int) -> Int? {
+                var value = 0
+                for index in start..<(start + count) {
+                    let digit = Int(bytes[index]) - 0x30
+                    guard (0...9).contains(digit) else { return nil }
+                    value = value * 10 + digit
+                }
+                return value
+            }
+            guard let year = number(0, 4), let month = number(5, 2), let day = number(8, 2),
+                  let hour = number(11, 2), let minute = number(14, 2), let second = number(17, 2),
+                  year >= 1970, (1...12).contains(month), day >= 1, day <= daysIn(month: month, year: year),
+                  hour < 24, minute < 60, second < 60 else { return nil }
+            let seconds = daysFromCivil(year: year, month: month, day: day) * 86_400 + hour * 3600 + minute * 60 + second
+            return Date(timeIntervalSince1970: TimeInterval(seconds))
+        }
+    }
+
+    static func format(_ date: Date) -> String? {
+        let interval = date.timeIntervalSince1970
+        guard interval >= 0, interval < 253_402_300_800, interval == interval.rounded(.down) else { return nil }
+        let total = Int(interval)
+        let (year, month, day) = civil(fromDays: total / 86_400)
+        let secondOfDay = total % 86_400
+        var out = [UInt8]()
+        out.reserveCapacity(20)
+        func append(_ value: Int, digits: Int) {
+            var divisor = 1
+            for _ in 1..<digits { divisor *= 10 }
+            while divisor > 0 {
+                out.append(UInt8(0x30 + (value / divisor) % 10))
+                divisor /= 10
+            }
+        }
+        append(year, digits: 4)
+        out.append(UInt8(ascii: "-"))
+        append(month, digits: 2)
+        out.append(UInt8(ascii: "-"))
+        append(day, digits: 2)
+        out.append(UInt8(ascii: "T"))
+        append(secondOfDay / 3600, digits: 2)
+        out.append(UInt8(ascii: ":"))
+        append(secondOfDay / 60 % 60, digits: 2)
+        out.append(UInt8(ascii: ":"))
+        append(secondOfDay % 60, digits: 2)
+        out.append(UInt8(ascii: "Z"))
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    static func daysIn(month: Int, year: Int) -> Int {
+        switch month {
+        case 2: return year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) ? 29 : 28
+        case 4, 6, 9, 11: return 30
+        default: return 31
+        }
+    }
+
+    /// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's `days_from_civil`).
+    static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yoe = y - era * 400
+        let doy = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+        return era * 146_097 + doe - 719_468
+    }
+
+    /// The date of a day count since 1970-01-01 (H. Hinnant's `civil_from_days`).
+    static func civil(fromDays days: Int) -> (year: Int, month: Int, day: Int) {
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let doe = z - era * 146_097
+        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        let day = doy - (153 * mp + 2) / 5 + 1
+        let month = mp < 10 ? mp + 3 : mp - 9
+        return (yoe + era * 400 + (month <= 2 ? 1 : 0), month, day)
+    }
 }

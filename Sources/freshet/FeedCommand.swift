@@ -72,15 +72,18 @@ struct FeedCommand: AsyncParsableCommand {
         var failures: [(RepositoryName, APIError)] = []
         var staleReasons: [String] = []
         var pollIntervals: [Int] = []
+        var storeChanged = false
         for (index, result) in results.enumerated() {
             switch result {
             case .success(let refresh):
                 if let reason = refresh.staleReason { staleReasons.append(reason) }
                 if let poll = refresh.pollInterval { pollIntervals.append(poll) }
+                if refresh.merged { storeChanged = true }
             case .failure(let error): failures.append((repositories[index], error))
             }
         }
-        let events = await feed.stored(repositories, limit: limit)
+        // Nothing merged (each answer was the page stored last time): the stored events stand.
+        let events = storeChanged ? await feed.stored(repositories, limit: limit) : stored
         if events.isEmpty, let (repository, error) = failures.first {
             throw report(error, subject: multi ? "the feed of \(repository)" : subject)
         }

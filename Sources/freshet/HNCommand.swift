@@ -240,7 +240,9 @@ enum HNFormat {
         let alignRight: Set<String> = ["#", "score", "age", "comments"]
         let right = Set(names.indices.filter { alignRight.contains(names[$0]) })
         let lines = TextLayout.columns(rows, widths: caps, alignRight: right).map { line in
-            String(TextLayout.truncate(line, to: width).reversed().drop { $0 == " " }.reversed())
+            var line = TextLayout.truncate(line, to: width)
+            while line.last == " " { line.removeLast() }
+            return line
         }
         guard header, Terminal.colorEnabled, let first = lines.first else { return lines }
         return [first.dim] + lines.dropFirst()
@@ -344,8 +346,21 @@ enum HNFormat {
 
     /// Control characters (newlines, tabs, escapes) replaced by spaces: a title is one line.
     static func singleLine(_ text: String) -> String {
-        String(String.UnicodeScalarView(text.unicodeScalars.map { scalar in
-            scalar.properties.generalCategory == .control ? " " : scalar
+        // The control characters (general category Cc) are exactly U+0000–U+001F and U+007F–U+009F:
+        // in UTF-8, bytes 00–1F and 7F, and C2 80–C2 9F. Text without them is returned as it is.
+        var utf8 = text.utf8.makeIterator()
+        var previous: UInt8 = 0
+        var clean = true
+        while let byte = utf8.next() {
+            if byte < 0x20 || byte == 0x7F || (previous == 0xC2 && byte < 0xA0) {
+                clean = false
+                break
+            }
+            previous = byte
+        }
+        if clean { return text }
+        return String(String.UnicodeScalarView(text.unicodeScalars.map { scalar in
+            scalar.value < 0x20 || (0x7F..<0xA0).contains(scalar.value) ? " " : scalar
         }))
     }
 }
