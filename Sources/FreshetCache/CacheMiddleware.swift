@@ -178,8 +178,12 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource {
 
     /// The stored variant of `key` that `request` selects (RFC 9111 §4.1), if any.
     func storedVariant(forKey key: String, request: HTTPRequest) async -> CachedResponse? {
-        let variants = (try? await store.variants(forKey: key)) ?? []
-        return variants.first { candidate in
+        Self.selectedVariant((try? await store.variants(forKey: key)) ?? [], request: request)
+    }
+
+    /// The variant among `variants` that `request` selects (RFC 9111 §4.1), if any.
+    static func selectedVariant(_ variants: [CachedResponse], request: HTTPRequest) -> CachedResponse? {
+        variants.first { candidate in
             let names = CacheKey.varyNames(candidate.headers)
             return names.isEmpty ? candidate.variant.isEmpty
                 : names != ["*"] && CacheKey.variant(varyNames: names, request: request.headerFields) == candidate.variant
@@ -188,6 +192,10 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource {
 
     // MARK: - Answers without an exchange
 
+    /// What the store alone answers: the response (with its `Age`), its body (`nil` for `HEAD`)
+    /// and how the cache answered (`hit`, or `stale` where the request allowed it).
+    public typealias StoredAnswer = (response: HTTPResponse, body: Data?, outcome: CacheOutcome)
+
     /// The answer the store gives `request` right now without contacting the server — fresh, or
     /// stale where the request allows it (`max-stale`) — or `nil` when the request must go on to
     /// the server (nothing stored, a validation is due, or it carries its own validators).
@@ -195,24 +203,51 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource {
     /// It is what ``intercept(_:body:baseURL:operationID:next:)`` would answer from the store, and
     /// counts the same outcome; a proxy calls it first so that a hit never enters the
     /// origin-side chain. The outcome is also reported through ``Freshet/ExchangeReport``.
-    public func answerFromStore(for request: HTTPRequest, baseURL: URL) async -> (response: HTTPResponse, body: Data?, outcome: CacheOutcome)? {
+    public func answerFromStore(for request: HTTPRequest, baseURL: URL) async -> StoredAnswer? {
+        guard let (key, url) = storeQuery(request, baseURL: baseURL),
+              let (answer, freshness, outcome) = decide(request, url: url,
+                                                        variants: (try? await store.variants(forKey: key)) ?? [])
+        else { return nil }
+        let (response, body) = await serve(answer, freshness: freshness, outcome: outcome, head: request.method == .head)
+        return (response, body == nil ? nil : answer.body, outcome)
+    }
+
+    /// ``answerFromStore(for:baseURL:)`` without suspending: from the memory of a store that
+    /// keeps one (``MemoryLookup``), for a server that answers hits on its event loop. `nil`
+    /// whenever the memory cannot decide; then ask ``answerFromStore(for:baseURL:)``.
+    public func answerFromMemory(for request: HTTPRequest, baseURL: URL) -> StoredAnswer? {
+        guard let memory = store as? any MemoryLookup, let (key, url) = storeQuery(request, baseURL: baseURL),
+              let variants = memory.variantsInMemory(forKey: key),
+              let (answer, freshness, outcome) = decide(request, url: url, variants: variants) else { return nil }
+        memory.count(outcome)
+        let head = request.method == .head
+        return (Self.response(answer, freshness: freshness), head ? nil : answer.body, outcome)
+    }
+
+    /// The key and URL a request answerable from the store is looked up by; `nil` for requests
+    /// the store never answers alone (unsafe methods, the caller's own validators).
+    private func storeQuery(_ request: HTTPRequest, baseURL: URL) -> (key: String, url: URL)? {
         guard request.method == .get || request.method == .head,
               request.headerFields[.ifNoneMatch] == nil, request.headerFields[.ifModifiedSince] == nil,
               let url = request.url(relativeTo: baseURL) else { return nil }
+        return (CacheKey.primary(url: url, request: request, mode: options.mode), url)
+    }
+
+    /// What of `variants` answers `request` now, with its freshness and outcome; `nil` when the
+    /// request must go to the server.
+    private func decide(_ request: HTTPRequest, url: URL, variants: [CachedResponse])
+        -> (answer: CachedResponse, freshness: Freshness, outcome: CacheOutcome)?
+    {
         let rangeValue = request.method == .get ? request.headerFields[.range] : nil
-        let key = CacheKey.primary(url: url, request: request, mode: options.mode)
-        guard let matched = await storedVariant(forKey: key, request: request),
+        guard let matched = Self.selectedVariant(variants, request: request),
               matched.status != 206 || rangeValue != nil,
               let answer = Self.servable(matched, rangeValue: rangeValue, request: request) else { return nil }
         let freshness = freshness(of: matched, url: url)
-        let outcome: CacheOutcome
         switch reuse(matched, freshness: freshness, request: CacheControl(request.headerFields), overridden: overrides(url)) {
-        case .fresh: outcome = .hit
-        case .staleAllowed: outcome = .stale
+        case .fresh: return (answer, freshness, .hit)
+        case .staleAllowed: return (answer, freshness, .stale)
         case .mustValidate: return nil
         }
-        let (response, body) = await serve(answer, freshness: freshness, outcome: outcome, head: request.method == .head)
-        return (response, body == nil ? nil : answer.body, outcome)
     }
 
     /// The stored response for `request`, stale or not, unless it forbids being served stale
@@ -554,10 +589,14 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource {
                        staleReason: String? = nil) async -> (HTTPResponse, HTTPBody?) {
         try? await store.record(outcome)
         ExchangeReport.current?.recordCache(outcome, staleReason: staleReason)
+        return (Self.response(stored, freshness: freshness), head ? nil : HTTPBody(stored.body))
+    }
+
+    /// The stored response as it is served: its fields with the current `Age`.
+    static func response(_ stored: CachedResponse, freshness: Freshness) -> HTTPResponse {
         var fields = stored.headers
         fields[.age] = String(Int(min(freshness.age, Double(CacheControl.deltaSecondsCap)).rounded(.down)))
-        let response = HTTPResponse(status: .init(code: stored.status), headerFields: fields)
-        return (response, head ? nil : HTTPBody(stored.body))
+        return HTTPResponse(status: .init(code: stored.status), headerFields: fields)
     }
 
     /// `only-if-cached` with nothing usable: 504 (§5.2.1.7).

@@ -87,3 +87,13 @@ extension CacheStore {
     /// Nothing to write: the store keeps nothing only in memory.
     public func flush() async throws {}
 }
+
+/// A store with a memory that answers without suspending: a server may then answer cache hits
+/// on its event loop (``CacheMiddleware/answerFromMemory(for:baseURL:)``).
+public protocol MemoryLookup: CacheStore {
+    /// Every variant stored for `key` when the memory knows the key (marked as used, like
+    /// ``CacheStore/variants(forKey:)``); `nil` when only ``CacheStore/variants(forKey:)`` can tell.
+    func variantsInMemory(forKey key: String) -> [CachedResponse]?
+    /// Counts one answer of the cache, like ``CacheStore/record(_:)``.
+    func count(_ outcome: CacheOutcome)
+}

@@ -26,7 +26,7 @@ import Synchronization
 /// counters in `cache_outcome`. Once a batch is written, the least recently used rows are evicted
 /// until the stored bytes (``CachedResponse/size``) fit in ``maxBytes``. Times are stored as Unix
 /// seconds (`REAL`), so they come back to within a microsecond.
-public final class SQLiteCacheStore: CacheStore {
+public final class SQLiteCacheStore: CacheStore, MemoryLookup {
     /// The database holding the tables.
     public let database: FreshetDatabase
     /// The size cap in bytes (sum of ``CachedResponse/size``). A response larger than this is
@@ -52,14 +52,29 @@ public final class SQLiteCacheStore: CacheStore {
 
     // MARK: - CacheStore
 
-    /// Every stored variant for `key`, most recently stored first; marks them as used.
-    public func variants(forKey key: String) async throws -> [CachedResponse] {
+    /// The variants the memory tier holds for `key`, marked as used; `nil` when it does not
+    /// know the key. Never suspends, never touches the disk.
+    public func variantsInMemory(forKey key: String) -> [CachedResponse]? {
         let known = state.withLock { state -> (variants: [CachedResponse]?, arm: Bool) in
             guard let variants = state.memory.variants(forKey: key) else { return (nil, false) }
             return (variants, variants.isEmpty ? false : state.touch(key))
         }
         if known.arm { armTimer() }
-        if let variants = known.variants { return variants }
+        return known.variants
+    }
+
+    /// Counts one answer of the cache (in memory; written with the next batch). Never suspends.
+    public func count(_ outcome: CacheOutcome) {
+        let arm = state.withLock { state -> Bool in
+            state.outcomes[outcome, default: 0] += 1
+            return state.armsTimer()
+        }
+        if arm { armTimer() }
+    }
+
+    /// Every stored variant for `key`, most recently stored first; marks them as used.
+    public func variants(forKey key: String) async throws -> [CachedResponse] {
+        if let variants = variantsInMemory(forKey: key) { return variants }
 
         // Not in memory: read the disk, then replay the writes not yet committed (read before the
         // disk, so none can be missed; replaying a committed one again changes nothing).
@@ -120,11 +135,7 @@ public final class SQLiteCacheStore: CacheStore {
 
     /// Adds one to the counter of `outcome` (in memory; written with the next batch).
     public func record(_ outcome: CacheOutcome) async throws {
-        let arm = state.withLock { state -> Bool in
-            state.outcomes[outcome, default: 0] += 1
-            return state.armsTimer()
-        }
-        if arm { armTimer() }
+        count(outcome)
     }
 
     /// The number of stored responses, their bytes and the outcome counters, exact: what is

@@ -133,23 +133,41 @@ public struct ProxyForwarder: Sendable {
     /// client's own validators, when the store cannot answer them.
     private func answerFromStore(_ request: HTTPRequest) async -> ProxyResponse? {
         guard request.method == .get || request.method == .head else { return nil }
-        let validation = Self.isValidationRequest(request)
+        let answer = await cache.answerFromStore(for: Self.probe(request), baseURL: origin)
+        return answer.map { Self.shaped($0, for: request) }
+    }
+
+    /// ``storedAnswer(_:)`` without suspending, from the memory tier of the cache's store: for a
+    /// server answering hits on its event loop. `nil` when the memory cannot answer (then ask
+    /// ``storedAnswer(_:)`` or ``forward(_:body:)``).
+    public func storedAnswerFromMemory(_ request: HTTPRequest) -> ProxyResponse? {
+        guard request.method == .get || request.method == .head, let outbound = Self.outbound(request),
+              let answer = cache.answerFromMemory(for: Self.probe(outbound), baseURL: origin) else { return nil }
+        return Self.shaped(answer, for: outbound)
+    }
+
+    /// What the store is asked: a validation request without the client's validators (the store
+    /// answers them itself, see ``shaped(_:for:)``).
+    static func probe(_ request: HTTPRequest) -> HTTPRequest {
+        guard isValidationRequest(request) else { return request }
         var probe = request
-        if validation {
-            probe.headerFields[.ifNoneMatch] = nil
-            probe.headerFields[.ifModifiedSince] = nil
-        }
-        guard let answer = await cache.answerFromStore(for: probe, baseURL: origin) else { return nil }
-        guard validation, answer.response.status.kind == .successful,
-              Self.validatorsMatch(request.headerFields, stored: answer.response.headerFields) else {
-            var response = Self.clientResponse(answer.response, body: answer.body.map { HTTPBody($0) }, outcome: answer.outcome)
+        probe.headerFields[.ifNoneMatch] = nil
+        probe.headerFields[.ifModifiedSince] = nil
+        return probe
+    }
+
+    /// The store's answer as the client gets it: `304` when the client's validators match it.
+    static func shaped(_ answer: CacheMiddleware.StoredAnswer, for request: HTTPRequest) -> ProxyResponse {
+        guard isValidationRequest(request), answer.response.status.kind == .successful,
+              validatorsMatch(request.headerFields, stored: answer.response.headerFields) else {
+            var response = clientResponse(answer.response, body: answer.body.map { HTTPBody($0) }, outcome: answer.outcome)
             response.complete = response.body == nil ? nil : answer.body
             return response
         }
         var notModified = answer.response
         notModified.status = .notModified
         notModified.headerFields[.contentLength] = nil
-        return Self.clientResponse(notModified, body: nil, outcome: answer.outcome)
+        return clientResponse(notModified, body: nil, outcome: answer.outcome)
     }
 
     /// RFC 9110 §13.2.2: `If-None-Match` (weak comparison, `*` matches) decides when present;

@@ -36,7 +36,12 @@ struct ProxyServer: Sendable {
         let log = self.log
         let onListening = self.onListening
         let port = self.port
-        let server = try HTTPServerBuilder.http1(configuration: .init(idleTimeout: .seconds(75))).buildServer(
+        // Hummingbird's HTTP/1.1 server with the hit handler in its pipeline: hits are answered on
+        // the event loop, everything else by `respond` in a task of its own.
+        let builder = HTTPServerBuilder { responder in
+            ProxyHTTP1Channel(responder: responder, idleTimeout: .seconds(75), forwarder: forwarder, log: log)
+        }
+        let server = try builder.buildServer(
             configuration: ServerConfiguration(address: .hostname(host, port: port), serverName: nil),
             eventLoopGroup: EventLoopGroupProvider.singleton.eventLoopGroup,
             logger: logger,

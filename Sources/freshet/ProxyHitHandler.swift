@@ -1,0 +1,113 @@
+import FreshetFeeds
+import HTTPTypes
+import HummingbirdCore
+import Logging
+import NIOCore
+import NIOHTTP1
+import NIOHTTPTypes
+import NIOHTTPTypesHTTP1
+
+/// Answers cache hits on the connection's event loop, before any task or the origin-side chain
+/// sees the request: the proxy's hit path, like nginx's and Varnish's, does only what a hit needs.
+///
+/// It sits after Hummingbird's connection-state handler (which so sees every request and
+/// answer, for its idle timeout and graceful shutdown) and before the async handler. A request
+/// head that the memory tier answers (``ProxyForwarder/storedAnswerFromMemory(_:)``) is answered
+/// here — head, body and end in one flush — and its end is swallowed; everything else goes on to
+/// Hummingbird. Only when no answer is pending downstream: a pipelined hit never overtakes an
+/// earlier request's answer. Requests with a body, `Expect` or a `Connection` field always go on.
+final class ProxyHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPRequestPart
+    typealias InboundOut = HTTPRequestPart
+    typealias OutboundIn = HTTPResponsePart
+    typealias OutboundOut = HTTPResponsePart
+
+    private let forwarder: ProxyForwarder
+    private let log: (@Sendable (String) -> Void)?
+    /// Requests handed downstream whose answer has not ended yet.
+    private var pending = 0
+    /// The request answered here still has parts to read (and drop).
+    private var swallowing = false
+
+    init(forwarder: ProxyForwarder, log: (@Sendable (String) -> Void)?) {
+        self.forwarder = forwarder
+        self.log = log
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let part = unwrapInboundIn(data)
+        switch part {
+        case .head(let request):
+            if pending == 0, Self.mayAnswerHere(request) {
+                let start = ContinuousClock.now
+                if let answer = forwarder.storedAnswerFromMemory(request) {
+                    swallowing = true
+                    context.write(wrapOutboundOut(.head(answer.head)), promise: nil)
+                    if let complete = answer.complete, request.method != .head {
+                        context.write(wrapOutboundOut(.body(ByteBuffer(bytes: complete))), promise: nil)
+                    }
+                    context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+                    log?(ProxyLogLine.format(method: request.method.rawValue, target: request.path ?? "",
+                                             status: answer.head.status.code, outcome: answer.outcome,
+                                             duration: ContinuousClock.now - start))
+                    return
+                }
+            }
+            pending += 1
+            context.fireChannelRead(data)
+        case .body, .end:
+            if swallowing {
+                if case .end = part { swallowing = false }
+                return
+            }
+            context.fireChannelRead(data)
+        }
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        if case .end = unwrapOutboundIn(data) { pending = max(0, pending - 1) }
+        context.write(data, promise: promise)
+    }
+
+    /// A `GET` or `HEAD` without a body, `Expect` or `Connection` field.
+    static func mayAnswerHere(_ request: HTTPRequest) -> Bool {
+        guard request.method == .get || request.method == .head else { return false }
+        let fields = request.headerFields
+        if fields[.connection] != nil || fields[.expect] != nil || fields[.transferEncoding] != nil { return false }
+        if let length = fields[.contentLength], length != "0" { return false }
+        return true
+    }
+}
+
+/// Hummingbird's HTTP/1.1 child channel with ``ProxyHitHandler`` in the pipeline.
+struct ProxyHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
+    typealias Value = NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>
+
+    let responder: HTTPChannelHandler.Responder
+    let idleTimeout: Duration
+    let forwarder: ProxyForwarder
+    let log: (@Sendable (String) -> Void)?
+
+    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+        channel.eventLoop.makeCompletedFuture {
+            let sync = channel.pipeline.syncOperations
+            // As Hummingbird's HTTP1Channel sets it up, with its default limits.
+            var limits = NIOHTTPDecoderLimitConfiguration()
+            limits.maxHeaderFieldSize = 80 * 1024
+            limits.maxHeaderListSize = 80 * 1024
+            limits.maxHeaderFieldCount = 1000
+            try sync.configureHTTPServerPipeline(
+                withPipeliningAssistance: false, withErrorHandling: false, withOutboundHeaderValidation: false,
+                withEncoderConfiguration: .init(), withDecoderLimitConfiguration: limits)
+            try sync.addHandler(HTTP1ToHTTPServerCodec(secure: false))
+            try sync.addHandler(HTTPConnectionStateHandler(idleTimeout: idleTimeout, logger: logger))
+            try sync.addHandler(ProxyHitHandler(forwarder: forwarder, log: log))
+            return try NIOAsyncChannel(wrappingChannelSynchronously: channel,
+                                       configuration: .init(isOutboundHalfClosureEnabled: true))
+        }
+    }
+
+    func handle(value asyncChannel: Value, logger: Logger) async {
+        await handleHTTP(asyncChannel: asyncChannel, logger: logger)
+    }
+}
