@@ -190,9 +190,9 @@ enum UTCTimestamp {
             }
             guard let year = number(0, 4), let month = number(5, 2), let day = number(8, 2),
                   let hour = number(11, 2), let minute = number(14, 2), let second = number(17, 2),
-                  year >= 1970, (1...12).contains(month), day >= 1, day <= daysIn(month: month, year: year),
+                  year >= 1970, (1...12).contains(month), day >= 1, day <= CivilDate.daysIn(month: month, year: year),
                   hour < 24, minute < 60, second < 60 else { return nil }
-            let seconds = daysFromCivil(year: year, month: month, day: day) * 86_400 + hour * 3600 + minute * 60 + second
+            let seconds = CivilDate.days(year: year, month: month, day: day) * 86_400 + hour * 3600 + minute * 60 + second
             return Date(timeIntervalSince1970: TimeInterval(seconds))
         }
     }
@@ -201,7 +201,7 @@ enum UTCTimestamp {
         let interval = date.timeIntervalSince1970
         guard interval >= 0, interval < 253_402_300_800, interval == interval.rounded(.down) else { return nil }
         let total = Int(interval)
-        let (year, month, day) = civil(fromDays: total / 86_400)
+        let (year, month, day) = CivilDate.date(fromDays: total / 86_400)
         let secondOfDay = total % 86_400
         var out = [UInt8]()
         out.reserveCapacity(20)
@@ -226,36 +226,5 @@ enum UTCTimestamp {
         append(secondOfDay % 60, digits: 2)
         out.append(UInt8(ascii: "Z"))
         return String(decoding: out, as: UTF8.self)
-    }
-
-    static func daysIn(month: Int, year: Int) -> Int {
-        switch month {
-        case 2: return year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) ? 29 : 28
-        case 4, 6, 9, 11: return 30
-        default: return 31
-        }
-    }
-
-    /// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's `days_from_civil`).
-    static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yoe = y - era * 400
-        let doy = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        return era * 146_097 + doe - 719_468
-    }
-
-    /// The date of a day count since 1970-01-01 (H. Hinnant's `civil_from_days`).
-    static func civil(fromDays days: Int) -> (year: Int, month: Int, day: Int) {
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let day = doy - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        return (yoe + era * 400 + (month <= 2 ? 1 : 0), month, day)
     }
 }
