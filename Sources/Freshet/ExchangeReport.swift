@@ -39,10 +39,7 @@ public final class ExchangeReport: Sendable {
     public init() {}
 
     /// What has been recorded so far.
-    public var snapshot: Snapshot {
-        get { state.withLock { $0 } }
-        set { state.withLock { $0 = newValue } }
-    }
+    public var snapshot: Snapshot { state.withLock { $0 } }
 
     /// Records how the cache answered, and why a stored response was served stale (`nil`
     /// clears an earlier attempt's reason).

@@ -90,11 +90,6 @@ extension Substring {
     }
 }
 
-extension String {
-    /// The text without leading and trailing spaces and tabs (HTTP's optional whitespace).
-    package func trimmingOWS() -> String { self[...].trimmingOWS() }
-}
-
 extension StringProtocol {
     /// The text without leading and trailing spaces and tabs (HTTP's optional whitespace).
     package func trimmingOWS() -> String { String(self)[...].trimmingOWS() }

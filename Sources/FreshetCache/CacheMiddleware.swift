@@ -128,15 +128,11 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource {
         let stored = matched?.status == 206 && rangeValue == nil ? nil : matched
         let completeStored = matched.map { $0.status != 206 } ?? false
 
-        if let stored, !callerConditional, let answer = Self.servable(stored, rangeValue: rangeValue, request: request) {
-            let freshness = freshness(of: stored, url: url)
-            switch reuse(stored, freshness: freshness, request: requestControl, overridden: overrides(url)) {
-            case .fresh:
-                return await serve(answer, freshness: freshness, outcome: .hit, head: request.method == .head)
-            case .staleAllowed:
-                return await serve(answer, freshness: freshness, outcome: .stale, head: request.method == .head)
-            case .mustValidate:
-                break
+        if let stored, !callerConditional,
+           let (answer, freshness, outcome) = assess(stored, request: request, requestControl: requestControl,
+                                                     url: url, rangeValue: rangeValue) {
+            if let outcome {
+                return await serve(answer, freshness: freshness, outcome: outcome, head: request.method == .head)
             }
             if requestControl.onlyIfCached {
                 return await gatewayTimeout()
@@ -238,15 +234,27 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource {
     private func decide(_ request: HTTPRequest, url: URL, variants: [CachedResponse])
         -> (answer: CachedResponse, freshness: Freshness, outcome: CacheOutcome)?
     {
-        let rangeValue = request.method == .get ? request.headerFields[.range] : nil
         guard let matched = Self.selectedVariant(variants, request: request),
-              matched.status != 206 || rangeValue != nil,
+              let (answer, freshness, outcome) = assess(
+                matched, request: request, requestControl: CacheControl(request.headerFields), url: url,
+                rangeValue: request.method == .get ? request.headerFields[.range] : nil),
+              let outcome else { return nil }
+        return (answer, freshness, outcome)
+    }
+
+    /// Whether `matched` may answer `request` from the store (RFC 9111 §4.2–4.3): what it answers
+    /// (itself, or the range asked for), its freshness, and the outcome — `hit`, `stale` where
+    /// the request allows it, or `nil` when it must be validated first. `nil` altogether when it
+    /// cannot answer this request (stored partial content that holds no asked-for range).
+    private func assess(_ matched: CachedResponse, request: HTTPRequest, requestControl: CacheControl, url: URL,
+                        rangeValue: String?) -> (answer: CachedResponse, freshness: Freshness, outcome: CacheOutcome?)? {
+        guard matched.status != 206 || rangeValue != nil,
               let answer = Self.servable(matched, rangeValue: rangeValue, request: request) else { return nil }
         let freshness = freshness(of: matched, url: url)
-        switch reuse(matched, freshness: freshness, request: CacheControl(request.headerFields), overridden: overrides(url)) {
+        switch reuse(matched, freshness: freshness, request: requestControl, overridden: overrides(url)) {
         case .fresh: return (answer, freshness, .hit)
         case .staleAllowed: return (answer, freshness, .stale)
-        case .mustValidate: return nil
+        case .mustValidate: return (answer, freshness, nil)
         }
     }
 
@@ -280,18 +288,18 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource {
 
     func freshness(of stored: CachedResponse, url: URL) -> Freshness {
         let override = options.mode == .private ? options.lifetimeOverride?(url) : nil
-        let facts = facts(of: stored, override: override)
-        return Freshness(lifetime: facts.lifetime,
+        let facts = facts(of: stored)
+        return Freshness(lifetime: override ?? facts.lifetime,
                          age: facts.initialAge + max(0, now().timeIntervalSince(stored.responseTime)))
     }
 
     /// What a stored response says about its own reuse, worked out once per stored response
     /// (parsing its fields on every hit was most of a proxy hit's time).
-    func facts(of stored: CachedResponse, override: Double?, anyOverride: Bool = false) -> StoredFacts.Facts {
-        memo.facts(of: stored, override: override, anyOverride: anyOverride) {
+    func facts(of stored: CachedResponse) -> StoredFacts.Facts {
+        memo.facts(of: stored) {
             let targeted = targetedControl(stored.headers)
             // The age it had when it arrived (§4.2.3): the current age with no resident time.
-            let initial = Freshness(stored: stored, mode: options.mode, now: stored.responseTime, lifetimeOverride: override,
+            let initial = Freshness(stored: stored, mode: options.mode, now: stored.responseTime,
                                     heuristicFraction: options.heuristicFraction, targeted: targeted)
             return .init(control: targeted ?? CacheControl(stored.headers), lifetime: initial.lifetime, initialAge: initial.age)
         }
@@ -299,7 +307,7 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource {
 
     /// The response directives of a stored response (see ``responseControl(_:)``), memoized.
     func storedControl(_ stored: CachedResponse) -> CacheControl {
-        facts(of: stored, override: nil, anyOverride: true).control
+        facts(of: stored).control
     }
 
     /// The directives of the first of ``Options/targetedFields`` present in `fields`, if any.

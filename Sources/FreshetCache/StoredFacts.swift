@@ -27,7 +27,6 @@ final class StoredFacts: Sendable {
         var requestTime: Date
         var responseTime: Date
         var fieldCount: Int
-        var override: Double?
         var facts: Facts
     }
 
@@ -36,18 +35,16 @@ final class StoredFacts: Sendable {
 
     private let table = Mutex<[Key: Entry]>([:])
 
-    /// The facts of `stored` (with the caller's lifetime `override`), from the memo or `compute`.
-    /// - Parameter anyOverride: the caller needs only ``Facts/control``, which no override changes.
-    func facts(of stored: CachedResponse, override: Double?, anyOverride: Bool = false, compute: () -> Facts) -> Facts {
+    /// The facts of `stored`, from the memo or `compute`.
+    func facts(of stored: CachedResponse, compute: () -> Facts) -> Facts {
         let key = Key(key: stored.key, variant: stored.variant)
         if let entry = table.withLock({ $0[key] }), entry.responseTime == stored.responseTime,
-           entry.requestTime == stored.requestTime, entry.fieldCount == stored.headers.count,
-           anyOverride || entry.override == override {
+           entry.requestTime == stored.requestTime, entry.fieldCount == stored.headers.count {
             return entry.facts
         }
         let facts = compute()
         let entry = Entry(requestTime: stored.requestTime, responseTime: stored.responseTime,
-                          fieldCount: stored.headers.count, override: override, facts: facts)
+                          fieldCount: stored.headers.count, facts: facts)
         table.withLock { table in
             if table.count >= Self.capacity { table.removeAll(keepingCapacity: true) }
             table[key] = entry
