@@ -200,46 +200,73 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource {
     /// counts the same outcome; a proxy calls it first so that a hit never enters the
     /// origin-side chain. The outcome is also reported through ``Freshet/ExchangeReport``.
     public func answerFromStore(for request: HTTPRequest, baseURL: URL) async -> StoredAnswer? {
-        guard let (key, url) = storeQuery(request, baseURL: baseURL),
-              let (answer, freshness, outcome) = decide(request, url: url,
-                                                        variants: (try? await store.variants(forKey: key)) ?? [])
+        guard Self.answersAlone(request), let location = location(of: request, baseURL: baseURL),
+              let decision = decide(request, url: location.url,
+                                    variants: (try? await store.variants(forKey: location.key)) ?? [])
         else { return nil }
-        let (response, body) = await serve(answer, freshness: freshness, outcome: outcome, head: request.method == .head)
-        return (response, body == nil ? nil : answer.body, outcome)
+        let (response, body) = await serve(decision.answer, freshness: decision.freshness, outcome: decision.outcome,
+                                           head: request.method == .head)
+        return (response, body == nil ? nil : decision.answer.body, decision.outcome)
     }
 
-    /// ``answerFromStore(for:baseURL:)`` without suspending: from the memory of a store that
-    /// keeps one (``MemoryLookup``), for a server that answers hits on its event loop. `nil`
-    /// whenever the memory cannot decide; then ask ``answerFromStore(for:baseURL:)``.
-    public func answerFromMemory(for request: HTTPRequest, baseURL: URL) -> StoredAnswer? {
-        guard let memory = store as? any MemoryLookup, let (key, url) = storeQuery(request, baseURL: baseURL),
-              let variants = memory.variantsInMemory(forKey: key),
-              let (answer, freshness, outcome) = decide(request, url: url, variants: variants) else { return nil }
-        memory.count(outcome)
-        let head = request.method == .head
-        return (Self.response(answer, freshness: freshness), head ? nil : answer.body, outcome)
+    /// Where the answers to a request are kept: its URL and primary key; `nil` when the request
+    /// has no URL. A shared cache keys on the URL alone, so a server may keep the location per
+    /// request target and skip parsing and hashing on every hit.
+    public struct StoreLocation: Sendable {
+        /// The request's URL.
+        public let url: URL
+        /// The primary key (see `CacheKey`).
+        let key: String
     }
 
-    /// The key and URL a request answerable from the store is looked up by; `nil` for requests
-    /// the store never answers alone (unsafe methods, the caller's own validators).
-    private func storeQuery(_ request: HTTPRequest, baseURL: URL) -> (key: String, url: URL)? {
-        guard request.method == .get || request.method == .head,
-              request.headerFields[.ifNoneMatch] == nil, request.headerFields[.ifModifiedSince] == nil,
-              let url = request.url(relativeTo: baseURL) else { return nil }
-        return (CacheKey.primary(url: url, request: request, mode: options.mode), url)
+    /// The location of `request`'s answers (see ``StoreLocation``).
+    public func location(of request: HTTPRequest, baseURL: URL) -> StoreLocation? {
+        guard let url = request.url(relativeTo: baseURL) else { return nil }
+        return StoreLocation(url: url, key: CacheKey.primary(url: url, request: request, mode: options.mode))
+    }
+
+    /// How the store answers a request, before any response is built.
+    public struct StoreDecision: Sendable {
+        /// What answers: the stored response itself, or for a `Range` request the part asked for
+        /// (a `206`).
+        public var answer: CachedResponse
+        /// The stored response's freshness now.
+        public var freshness: Freshness
+        /// `hit`, or `stale` where the request allows it.
+        public var outcome: CacheOutcome
+
+        /// The answer's head: its stored fields with `Age`.
+        public var response: HTTPResponse { CacheMiddleware.response(answer, freshness: freshness) }
+    }
+
+    /// ``answerFromStore(for:baseURL:)`` without suspending and without building the response:
+    /// from the memory of a store that keeps one (``MemoryLookup``), for a server that answers
+    /// hits on its event loop. Counts the outcome. `nil` whenever the memory cannot decide; then
+    /// ask ``answerFromStore(for:baseURL:)``.
+    public func decisionFromMemory(for request: HTTPRequest, at location: StoreLocation) -> StoreDecision? {
+        guard Self.answersAlone(request), let memory = store as? any MemoryLookup,
+              let variants = memory.variantsInMemory(forKey: location.key),
+              let decision = decide(request, url: location.url, variants: variants) else { return nil }
+        memory.count(decision.outcome)
+        return decision
+    }
+
+    /// Whether the store may answer `request` alone: a `GET` or `HEAD` without the caller's own
+    /// validators (those go on to the server).
+    private static func answersAlone(_ request: HTTPRequest) -> Bool {
+        (request.method == .get || request.method == .head)
+            && request.headerFields[.ifNoneMatch] == nil && request.headerFields[.ifModifiedSince] == nil
     }
 
     /// What of `variants` answers `request` now, with its freshness and outcome; `nil` when the
     /// request must go to the server.
-    private func decide(_ request: HTTPRequest, url: URL, variants: [CachedResponse])
-        -> (answer: CachedResponse, freshness: Freshness, outcome: CacheOutcome)?
-    {
+    private func decide(_ request: HTTPRequest, url: URL, variants: [CachedResponse]) -> StoreDecision? {
         guard let matched = Self.selectedVariant(variants, request: request),
               let (answer, freshness, outcome) = assess(
                 matched, request: request, requestControl: CacheControl(request.headerFields), url: url,
                 rangeValue: request.method == .get ? request.headerFields[.range] : nil),
               let outcome else { return nil }
-        return (answer, freshness, outcome)
+        return StoreDecision(answer: answer, freshness: freshness, outcome: outcome)
     }
 
     /// Whether `matched` may answer `request` from the store (RFC 9111 §4.2–4.3): what it answers
@@ -603,7 +630,7 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource {
     /// The stored response as it is served: its fields with the current `Age`.
     static func response(_ stored: CachedResponse, freshness: Freshness) -> HTTPResponse {
         var fields = stored.headers
-        fields[.age] = String(Int(min(freshness.age, Double(CacheControl.deltaSecondsCap)).rounded(.down)))
+        fields[.age] = String(freshness.ageSeconds)
         return HTTPResponse(status: .init(code: stored.status), headerFields: fields)
     }
 

@@ -38,6 +38,25 @@ public struct CachedResponse: Sendable, Equatable {
         self.responseTime = responseTime
     }
 
+    /// What tells this stored response apart from others stored under the same key and variant
+    /// over time: replacing it or updating it from a `304` changes its times. A memo of work
+    /// derived from a stored response (parsed directives, a prepared head) is valid while the
+    /// version it was made from is the stored one's.
+    public struct Version: Hashable, Sendable {
+        let key: String
+        let variant: String
+        let requestTime: Date
+        let responseTime: Date
+        let fieldCount: Int
+        let bodyCount: Int
+    }
+
+    /// This stored response's ``Version``.
+    public var version: Version {
+        Version(key: key, variant: variant, requestTime: requestTime, responseTime: responseTime,
+                fieldCount: headers.count, bodyCount: body.count)
+    }
+
     /// The bytes this entry costs in a store (body plus header text).
     public var size: Int {
         body.count + headers.reduce(0) { $0 + $1.name.rawName.utf8.count + $1.value.utf8.count + 4 }

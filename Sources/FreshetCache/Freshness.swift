@@ -31,6 +31,8 @@ public struct Freshness: Sendable, Equatable {
     public var isFresh: Bool { age < lifetime }
     /// Seconds past the lifetime (0 while fresh).
     public var staleness: Double { max(0, age - lifetime) }
+    /// The `Age` field's value (RFC 9111 §5.1): whole seconds, capped like every delta-seconds value.
+    public var ageSeconds: Int { Int(min(age, Double(CacheControl.deltaSecondsCap)).rounded(.down)) }
 
     /// Freshness from its two numbers.
     init(lifetime: Double, age: Double) {

@@ -4,9 +4,9 @@ import Synchronization
 /// A memo of what stored responses say about their own reuse — their directives, freshness
 /// lifetime and age on arrival — so a hit does not parse header fields again.
 ///
-/// An entry belongs to one stored response: it is used only while the key, variant, request
-/// and response times and number of fields are those it was made from, so a replaced or
-/// revalidated response is worked out afresh. Bounded: past ``capacity`` entries it starts over.
+/// An entry belongs to one stored response: it is used only while the stored response's
+/// ``CachedResponse/Version`` is the one it was made from, so a replaced or revalidated
+/// response is worked out afresh. Bounded: past ``capacity`` entries it starts over.
 final class StoredFacts: Sendable {
     /// What one stored response says.
     struct Facts: Sendable {
@@ -23,31 +23,20 @@ final class StoredFacts: Sendable {
         var variant: String
     }
 
-    private struct Entry {
-        var requestTime: Date
-        var responseTime: Date
-        var fieldCount: Int
-        var facts: Facts
-    }
-
     /// The most entries kept.
     static let capacity = 8192
 
-    private let table = Mutex<[Key: Entry]>([:])
+    private let table = Mutex<[Key: (version: CachedResponse.Version, facts: Facts)]>([:])
 
     /// The facts of `stored`, from the memo or `compute`.
     func facts(of stored: CachedResponse, compute: () -> Facts) -> Facts {
         let key = Key(key: stored.key, variant: stored.variant)
-        if let entry = table.withLock({ $0[key] }), entry.responseTime == stored.responseTime,
-           entry.requestTime == stored.requestTime, entry.fieldCount == stored.headers.count {
-            return entry.facts
-        }
+        let version = stored.version
+        if let entry = table.withLock({ $0[key] }), entry.version == version { return entry.facts }
         let facts = compute()
-        let entry = Entry(requestTime: stored.requestTime, responseTime: stored.responseTime,
-                          fieldCount: stored.headers.count, facts: facts)
         table.withLock { table in
             if table.count >= Self.capacity { table.removeAll(keepingCapacity: true) }
-            table[key] = entry
+            table[key] = (version, facts)
         }
         return facts
     }

@@ -39,6 +39,7 @@ public struct ProxyForwarder: Sendable {
     /// The cache in the chain.
     public let cache: CacheMiddleware
     private let send: @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?)
+    private let locations = TargetLocations()
 
     /// The retry policy of the proxy: one more attempt when no connection could be made
     /// (idempotent methods with no body or a replayable one only), never on a status, a timeout
@@ -137,13 +138,69 @@ public struct ProxyForwarder: Sendable {
         return answer.map { Self.shaped($0, for: request) }
     }
 
+    /// What the memory tier answers, without suspending (see ``answerFromMemory(_:)``).
+    public enum MemoryAnswer: Sendable {
+        /// The stored response, whole, as a hit (or stale where the request allowed it): the
+        /// server sends ``storedHead(_:)`` with `Age: age` and `X-Cache`, and the stored body
+        /// (none to a `HEAD`).
+        case stored(CachedResponse, age: Int, outcome: CacheOutcome)
+        /// Any other answer from the store (a `304` to a validation request, a range), shaped.
+        case response(ProxyResponse)
+    }
+
     /// ``storedAnswer(_:)`` without suspending, from the memory tier of the cache's store: for a
     /// server answering hits on its event loop. `nil` when the memory cannot answer (then ask
     /// ``storedAnswer(_:)`` or ``forward(_:body:)``).
-    public func storedAnswerFromMemory(_ request: HTTPRequest) -> ProxyResponse? {
-        guard request.method == .get || request.method == .head, let outbound = Self.outbound(request),
-              let answer = cache.answerFromMemory(for: Self.probe(outbound), baseURL: origin) else { return nil }
-        return Self.shaped(answer, for: outbound)
+    ///
+    /// A plain `GET` or `HEAD` is looked up as the client sent it, by a location kept per request
+    /// target (the proxy's shared cache keys on the URL alone), and answered with the stored
+    /// response itself so the server can keep its head ready to write. Such a request never
+    /// matches a variant it would not match as forwarded: stored variants are made from
+    /// forwarded requests, which lack hop-by-hop fields and carry `Via`.
+    public func answerFromMemory(_ request: HTTPRequest) -> MemoryAnswer? {
+        guard request.method == .get || request.method == .head else { return nil }
+        if request.headerFields[.range] == nil, !Self.isValidationRequest(request), let target = request.path {
+            guard let location = location(of: request, target: target),
+                  let decision = cache.decisionFromMemory(for: request, at: location) else { return nil }
+            if Self.isSentWhole(decision.answer) {
+                return .stored(decision.answer, age: decision.freshness.ageSeconds, outcome: decision.outcome)
+            }
+            return .response(Self.shaped((decision.response, decision.answer.body, decision.outcome), for: request))
+        }
+        guard let outbound = Self.outbound(request), let location = cache.location(of: outbound, baseURL: origin),
+              let decision = cache.decisionFromMemory(for: Self.probe(outbound), at: location) else { return nil }
+        return .response(Self.shaped((decision.response, decision.answer.body, decision.outcome), for: outbound))
+    }
+
+    /// Where the store keeps the answers to `request` (its target in origin form), kept per
+    /// target when the cache is shared (its key is then the URL alone).
+    private func location(of request: HTTPRequest, target: String) -> CacheMiddleware.StoreLocation? {
+        let find = { () -> CacheMiddleware.StoreLocation? in
+            guard let path = Self.originForm(target) else { return nil }
+            var located = request
+            located.path = path
+            return cache.location(of: located, baseURL: origin)
+        }
+        return cache.options.mode == .shared ? locations.location(of: target, otherwise: find) : find()
+    }
+
+    /// Whether `stored`, answering whole from the store, has a head that is the same for every
+    /// answer but `Age` and `X-Cache`: it has a body by its status and a stored `Date`.
+    static func isSentWhole(_ stored: CachedResponse) -> Bool {
+        stored.status >= 200 && stored.status != 204 && stored.status != 206 && stored.status != 304
+            && stored.headers[.date] != nil
+    }
+
+    /// The head a client gets for a stored response sent whole (``MemoryAnswer/stored(_:age:outcome:)``),
+    /// without `Age` and `X-Cache`, which change from answer to answer: its forwardable fields,
+    /// `Via`, and a `Content-Length` of the stored body.
+    public static func storedHead(_ stored: CachedResponse) -> HTTPResponse {
+        var fields = ProxyHeaders.forwardable(stored.headers)
+        fields[.age] = nil
+        fields[.xCache] = nil
+        fields[.contentLength] = String(stored.body.count)
+        fields.append(HTTPField(name: .via, value: ProxyHeaders.via))
+        return HTTPResponse(status: .init(code: stored.status), headerFields: fields)
     }
 
     /// What the store is asked: a validation request without the client's validators (the store
@@ -265,6 +322,23 @@ public struct ProxyForwarder: Sendable {
         components.host = url.host
         components.port = url.port
         return components.url ?? url
+    }
+}
+
+/// Store locations by request target, for a shared cache's hits (bounded: past ``capacity``
+/// targets it starts over).
+private final class TargetLocations: Sendable {
+    static let capacity = 4096
+    private let table = Mutex<[String: CacheMiddleware.StoreLocation]>([:])
+
+    func location(of target: String, otherwise find: () -> CacheMiddleware.StoreLocation?) -> CacheMiddleware.StoreLocation? {
+        if let known = table.withLock({ $0[target] }) { return known }
+        guard let found = find() else { return nil }
+        table.withLock { table in
+            if table.count >= Self.capacity { table.removeAll(keepingCapacity: true) }
+            table[target] = found
+        }
+        return found
     }
 }
 

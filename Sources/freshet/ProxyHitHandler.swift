@@ -1,4 +1,7 @@
+import Freshet
+import FreshetCache
 import FreshetFeeds
+import Synchronization
 import HTTPTypes
 import HummingbirdCore
 import Logging
@@ -12,10 +15,14 @@ import NIOHTTPTypesHTTP1
 ///
 /// It sits after Hummingbird's connection-state handler (which so sees every request and
 /// answer, for its idle timeout and graceful shutdown) and before the async handler. A request
-/// head that the memory tier answers (``ProxyForwarder/storedAnswerFromMemory(_:)``) is answered
+/// head that the memory tier answers (``ProxyForwarder/answerFromMemory(_:)``) is answered
 /// here — head, body and end in one flush — and its end is swallowed; everything else goes on to
 /// Hummingbird. Only when no answer is pending downstream: a pipelined hit never overtakes an
 /// earlier request's answer. Requests with a body, `Expect` or a `Connection` field always go on.
+///
+/// A stored response answered whole is written with its head ready (``PreparedAnswers``): head
+/// and body go straight to NIO's HTTP/1 encoder, below the HTTPTypes conversion, and only the
+/// end passes the connection-state handler.
 final class ProxyHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
@@ -23,33 +30,57 @@ final class ProxyHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias OutboundOut = HTTPResponsePart
 
     private let forwarder: ProxyForwarder
+    private let prepared: PreparedAnswers
     private let log: (@Sendable (String) -> Void)?
+    /// The context of the HTTPTypes ↔ HTTP/1 codec: NIO parts written there go to the encoder.
+    private var codec: ChannelHandlerContext?
     /// Requests handed downstream whose answer has not ended yet.
     private var pending = 0
     /// The request answered here still has parts to read (and drop).
     private var swallowing = false
 
-    init(forwarder: ProxyForwarder, log: (@Sendable (String) -> Void)?) {
+    init(forwarder: ProxyForwarder, prepared: PreparedAnswers, log: (@Sendable (String) -> Void)?) {
         self.forwarder = forwarder
+        self.prepared = prepared
         self.log = log
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        codec = try? context.pipeline.syncOperations.context(handlerType: HTTP1ToHTTPServerCodec.self)
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        codec = nil
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let part = unwrapInboundIn(data)
         switch part {
         case .head(let request):
-            if pending == 0, Self.mayAnswerHere(request) {
+            if pending == 0, let codec, Self.mayAnswerHere(request) {
                 let start = ContinuousClock.now
-                if let answer = forwarder.storedAnswerFromMemory(request) {
+                if let answer = forwarder.answerFromMemory(request) {
                     swallowing = true
-                    context.write(wrapOutboundOut(.head(answer.head)), promise: nil)
-                    if let complete = answer.complete, request.method != .head {
-                        context.write(wrapOutboundOut(.body(ByteBuffer(bytes: complete))), promise: nil)
+                    let status: Int
+                    let outcome: CacheOutcome?
+                    switch answer {
+                    case .stored(let stored, let age, let storedOutcome):
+                        let ready = prepared.answer(for: stored, age: age, outcome: storedOutcome)
+                        codec.write(NIOAny(HTTPServerResponsePart.head(ready.head)), promise: nil)
+                        if request.method != .head {
+                            codec.write(NIOAny(HTTPServerResponsePart.body(.byteBuffer(ready.body))), promise: nil)
+                        }
+                        (status, outcome) = (stored.status, storedOutcome)
+                    case .response(let response):
+                        context.write(wrapOutboundOut(.head(response.head)), promise: nil)
+                        if let complete = response.complete, request.method != .head {
+                            context.write(wrapOutboundOut(.body(ByteBuffer(bytes: complete))), promise: nil)
+                        }
+                        (status, outcome) = (response.head.status.code, response.outcome)
                     }
                     context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
                     log?(ProxyLogLine.format(method: request.method.rawValue, target: request.path ?? "",
-                                             status: answer.head.status.code, outcome: answer.outcome,
-                                             duration: ContinuousClock.now - start))
+                                             status: status, outcome: outcome, duration: ContinuousClock.now - start))
                     return
                 }
             }
@@ -79,6 +110,76 @@ final class ProxyHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 }
 
+/// Stored responses as the proxy writes them: the client's head (``ProxyForwarder/storedHead(_:)``
+/// as NIO's HTTP/1 head) and the body in a `ByteBuffer`, made once per stored response
+/// (``FreshetCache/CachedResponse/Version``), and the head with `X-Cache` and `Age` once per
+/// second of age — so a hit allocates nothing for its answer and converts nothing.
+///
+/// Shared by every connection of a server. Bounded: past ``capacity`` stored responses or
+/// ``capacityBytes`` of bodies it starts over.
+final class PreparedAnswers: Sendable {
+    /// A head and body ready to write.
+    struct Ready: Sendable {
+        var head: HTTPResponseHead
+        var body: ByteBuffer
+    }
+
+    private struct Entry {
+        var version: CachedResponse.Version
+        var base: Ready
+        var age: Int
+        var outcome: CacheOutcome
+        var head: HTTPResponseHead
+    }
+
+    private struct Key: Hashable {
+        var key: String
+        var variant: String
+    }
+
+    static let capacity = 4096
+    let capacityBytes: Int
+    private let state = Mutex<(entries: [Key: Entry], bytes: Int)>(([:], 0))
+
+    init(capacityBytes: Int = 16 * 1024 * 1024) {
+        self.capacityBytes = capacityBytes
+    }
+
+    /// The head (with `X-Cache: outcome` and `Age: age`) and body for `stored`.
+    func answer(for stored: CachedResponse, age: Int, outcome: CacheOutcome) -> Ready {
+        let key = Key(key: stored.key, variant: stored.variant)
+        let version = stored.version
+        return state.withLock { state in
+            if var entry = state.entries[key], entry.version == version {
+                if entry.age != age || entry.outcome != outcome {
+                    entry.head = Self.head(entry.base.head, age: age, outcome: outcome)
+                    entry.age = age
+                    entry.outcome = outcome
+                    state.entries[key] = entry
+                }
+                return Ready(head: entry.head, body: entry.base.body)
+            }
+            let base = Ready(head: HTTPResponseHead(ProxyForwarder.storedHead(stored)),
+                             body: ByteBuffer(bytes: stored.body))
+            let entry = Entry(version: version, base: base, age: age, outcome: outcome,
+                              head: Self.head(base.head, age: age, outcome: outcome))
+            if state.entries.count >= Self.capacity || state.bytes + stored.body.count > capacityBytes {
+                state = ([:], 0)
+            }
+            if let old = state.entries.updateValue(entry, forKey: key) { state.bytes -= old.base.body.readableBytes }
+            state.bytes += stored.body.count
+            return Ready(head: entry.head, body: base.body)
+        }
+    }
+
+    private static func head(_ base: HTTPResponseHead, age: Int, outcome: CacheOutcome) -> HTTPResponseHead {
+        var head = base
+        head.headers.add(name: "X-Cache", value: outcome.rawValue.uppercased())
+        head.headers.add(name: "Age", value: String(age))
+        return head
+    }
+}
+
 /// Hummingbird's HTTP/1.1 child channel with ``ProxyHitHandler`` in the pipeline.
 struct ProxyHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
     typealias Value = NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>
@@ -86,6 +187,7 @@ struct ProxyHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
     let responder: HTTPChannelHandler.Responder
     let idleTimeout: Duration
     let forwarder: ProxyForwarder
+    let prepared: PreparedAnswers
     let log: (@Sendable (String) -> Void)?
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
@@ -101,7 +203,7 @@ struct ProxyHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
                 withEncoderConfiguration: .init(), withDecoderLimitConfiguration: limits)
             try sync.addHandler(HTTP1ToHTTPServerCodec(secure: false))
             try sync.addHandler(HTTPConnectionStateHandler(idleTimeout: idleTimeout, logger: logger))
-            try sync.addHandler(ProxyHitHandler(forwarder: forwarder, log: log))
+            try sync.addHandler(ProxyHitHandler(forwarder: forwarder, prepared: prepared, log: log))
             return try NIOAsyncChannel(wrappingChannelSynchronously: channel,
                                        configuration: .init(isOutboundHalfClosureEnabled: true))
         }

@@ -38,8 +38,10 @@ struct ProxyServer: Sendable {
         let port = self.port
         // Hummingbird's HTTP/1.1 server with the hit handler in its pipeline: hits are answered on
         // the event loop, everything else by `respond` in a task of its own.
+        let prepared = PreparedAnswers()
         let builder = HTTPServerBuilder { responder in
-            ProxyHTTP1Channel(responder: responder, idleTimeout: .seconds(75), forwarder: forwarder, log: log)
+            ProxyHTTP1Channel(responder: responder, idleTimeout: .seconds(75), forwarder: forwarder, prepared: prepared,
+                              log: log)
         }
         let server = try builder.buildServer(
             configuration: ServerConfiguration(address: .hostname(host, port: port), serverName: nil),
