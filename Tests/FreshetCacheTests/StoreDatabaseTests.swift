@@ -2,6 +2,7 @@ import Foundation
 import Freshet
 import FreshetCache
 import GRDB
+import HTTPTypes
 import Synchronization
 import Testing
 
@@ -207,6 +208,49 @@ struct StoreDatabaseTests {
         let store = SQLiteCacheStore(database: database)
         #expect(try await store.variants(forKey: "k") == [original])
         #expect(try await store.stats() == CacheStats(entries: 1, bytes: 4, outcomes: ["revalidated": 1]))
+    }
+
+    @Test("Header fields are kept as HTTP/1 field lines, exactly; rows in the older JSON format are still read")
+    func headerFieldsOnDisk() async throws {
+        let temporary = try StoreTemporaryDirectory()
+        defer { temporary.remove() }
+        var fields = HTTPFields()
+        fields.append(HTTPField(name: .cacheControl, value: "max-age=60, x=\"a: b\""))
+        fields.append(HTTPField(name: HTTPField.Name("Set-Cookie")!, value: "a=1"))
+        fields.append(HTTPField(name: HTTPField.Name("Set-Cookie")!, value: "b=2"))
+        fields.append(HTTPField(name: HTTPField.Name("X-Empty")!, value: ""))
+        fields.append(HTTPField(name: HTTPField.Name("X-Text")!, value: "Grüße: 日本"))
+        let stored = storeSample(key: "lines", headers: fields, body: Data("{}".utf8))
+        let legacy = storeSample(key: "legacy", headers: [.eTag: "\"old\"", .contentType: "text/plain"], body: Data("b".utf8))
+        do {
+            let database = try FreshetDatabase(directory: temporary.url)
+            let writer = SQLiteCacheStore(database: database)
+            try await writer.save(stored)
+            try await writer.flush()
+            try await database.pool.write { db in
+                let raw = try #require(try Data.fetchOne(db, sql: "SELECT headers FROM cache_entry WHERE key = 'lines'"))
+                #expect(String(decoding: raw, as: UTF8.self)
+                    == "Cache-Control: max-age=60, x=\"a: b\"\r\nSet-Cookie: a=1\r\nSet-Cookie: b=2\r\nX-Empty: \r\nX-Text: Grüße: 日本\r\n")
+                try db.execute(sql: """
+                    INSERT INTO cache_entry (key, variant, url, status, request_time, response_time, stored_at,
+                                             last_access, size, headers, body)
+                    VALUES ('legacy', '', ?, 200, ?, ?, 0, 0, 1, ?, ?)
+                    """, arguments: [legacy.url, legacy.requestTime.timeIntervalSince1970, legacy.responseTime.timeIntervalSince1970,
+                                     Data(#"[["ETag","\"old\""],["Content-Type","text/plain"]]"#.utf8), legacy.body])
+                try db.execute(sql: """
+                    INSERT INTO cache_entry (key, variant, url, status, request_time, response_time, stored_at,
+                                             last_access, size, headers, body)
+                    VALUES ('broken', '', 'https://api.example.com/broken', 200, 0, 0, 0, 0, 1, ?, x'00')
+                    """, arguments: [Data("no colon here".utf8)])
+            }
+            try database.close()
+        }
+        let database = try FreshetDatabase(directory: temporary.url)
+        defer { try? database.close() }
+        let store = SQLiteCacheStore(database: database)
+        #expect(try await store.variants(forKey: "lines") == [stored])
+        #expect(try await store.variants(forKey: "legacy") == [legacy])
+        #expect(try await store.variants(forKey: "broken").isEmpty, "an unreadable header column is no answer")
     }
 
     @Test func twoDatabasesOnOneFileWriteConcurrently() async throws {
