@@ -139,8 +139,9 @@ let package = Package(
         .target(
             name: "FreshetTestSupport",
             dependencies: [
-                "Freshet", "FreshetTransports", "FreshetSimulator",
+                "Freshet", "FreshetTransports", "FreshetSimulator", "FreshetCache",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "GRDB", package: "GRDB.swift"),
             ],
             path: "Tests/FreshetTestSupport"
         ),
@@ -157,7 +158,9 @@ let package = Package(
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]),
-        .testTarget(name: "FreshetFeedsTests", dependencies: ["FreshetFeeds", "FreshetTestSupport"]),
+        .testTarget(
+            name: "FreshetFeedsTests",
+            dependencies: ["FreshetFeeds", "FreshetCache", "FreshetTestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "FreshetCombineTests", dependencies: ["FreshetCombine", "FreshetTestSupport"]),
         .testTarget(name: "GitHubAPITests", dependencies: ["GitHubAPI", "FreshetTestSupport"]),
         .testTarget(name: "HackerNewsAPITests", dependencies: ["HackerNewsAPI", "FreshetTestSupport"]),

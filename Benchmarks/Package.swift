@@ -9,6 +9,7 @@ let package = Package(
     dependencies: [
         .package(name: "Freshet", path: ".."),
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
         .executableTarget(
@@ -19,6 +20,7 @@ let package = Package(
                 .product(name: "FreshetCache", package: "Freshet"),
                 .product(name: "GitHubAPI", package: "Freshet"),
                 .product(name: "HackerNewsAPI", package: "Freshet"),
+                .product(name: "GRDB", package: "GRDB.swift"),
             ],
             path: "Benchmarks/FreshetBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]

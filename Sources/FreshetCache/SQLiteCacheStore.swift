@@ -4,8 +4,14 @@ import GRDB
 import HTTPTypes
 import Synchronization
 
-/// A ``CacheStore`` kept in the user's ``FreshetDatabase``, shared by every process that opens it,
-/// with a bounded memory tier in front.
+/// A ``CacheStore`` kept in a SQLite database — any GRDB `DatabaseWriter` — shared by every
+/// process that opens the file, with a bounded memory tier in front.
+///
+/// **Your database, its tables.** The store does not decide where the database lives or how it
+/// is opened: the app owns its database and hands the store a writer, as in GRDB's app pattern.
+/// The cache's tables come from its own migrations: register them in the app's migrator with
+/// ``registerMigrations(in:)`` (next to the app's own), or run them alone with ``migrate(_:)``.
+/// Open the writer in WAL mode (a `DatabasePool`) so that reads never wait for writes.
 ///
 /// **Two tiers.** Lookups are answered from memory (a ``memoryBytes`` LRU of whole variant lists,
 /// absences included) and go to SQLite only for a key the tier does not know. A hit never waits
@@ -22,13 +28,13 @@ import Synchronization
 /// others' writes for keys it has not looked up yet.
 ///
 /// On disk, responses live in the `cache_entry` table (one row per key and variant; header fields
-/// as a JSON array of `[name, value]` pairs, order, duplicates and spelling kept) and the outcome
+/// as their HTTP/1 field lines, order, duplicates and spelling kept) and the outcome
 /// counters in `cache_outcome`. Once a batch is written, the least recently used rows are evicted
 /// until the stored bytes (``CachedResponse/size``) fit in ``maxBytes``. Times are stored as Unix
 /// seconds (`REAL`), so they come back to within a microsecond.
 public final class SQLiteCacheStore: CacheStore, MemoryLookup {
     /// The database holding the tables.
-    public let database: FreshetDatabase
+    public let writer: any DatabaseWriter
     /// The size cap in bytes (sum of ``CachedResponse/size``). A response larger than this is
     /// never stored.
     public let maxBytes: Int
@@ -39,11 +45,12 @@ public final class SQLiteCacheStore: CacheStore, MemoryLookup {
 
     private let state: Mutex<State>
 
-    /// Creates a store on `database`, keeping at most `maxBytes` (100 MiB by default) on disk and
+    /// Creates a store on `writer`, whose database has the cache's tables (see
+    /// ``registerMigrations(in:)``), keeping at most `maxBytes` (100 MiB by default) on disk and
     /// `memoryBytes` (16 MiB by default, never more than `maxBytes`) in memory.
-    public init(database: FreshetDatabase, maxBytes: Int = 100 * 1024 * 1024, memoryBytes: Int = 16 * 1024 * 1024,
+    public init(writer: any DatabaseWriter, maxBytes: Int = 100 * 1024 * 1024, memoryBytes: Int = 16 * 1024 * 1024,
                 flushInterval: Duration = .seconds(2)) {
-        self.database = database
+        self.writer = writer
         self.maxBytes = maxBytes
         self.memoryBytes = min(memoryBytes, maxBytes)
         self.flushInterval = flushInterval
@@ -79,7 +86,7 @@ public final class SQLiteCacheStore: CacheStore, MemoryLookup {
         // Not in memory: read the disk, then replay the writes not yet committed (read before the
         // disk, so none can be missed; replaying a committed one again changes nothing).
         let (unwritten, sequence) = state.withLock { ($0.writing + $0.queued, $0.sequence) }
-        var variants = try await database.pool.read { db in
+        var variants = try await writer.read { db in
             try Row.fetchAll(db.cachedStatement(sql: """
                 SELECT key, variant, url, status, request_time, response_time, headers, body
                 FROM cache_entry WHERE key = ? ORDER BY stored_at DESC
@@ -142,7 +149,7 @@ public final class SQLiteCacheStore: CacheStore, MemoryLookup {
     /// waiting in memory is written first.
     public func stats() async throws -> CacheStats {
         try await flush()
-        return try await database.pool.read { db in
+        return try await writer.read { db in
             let row = try Row.fetchOne(db, sql: "SELECT count(*), coalesce(sum(size), 0) FROM cache_entry")
             var outcomes: [String: Int] = [:]
             for counter in try Row.fetchAll(db, sql: "SELECT outcome, count FROM cache_outcome") {
@@ -306,7 +313,7 @@ public final class SQLiteCacheStore: CacheStore, MemoryLookup {
             }
             let maxBytes = maxBytes
             do {
-                let evicted = try await database.pool.write { db in try batch.write(db, maxBytes: maxBytes) }
+                let evicted = try await writer.write { db in try batch.write(db, maxBytes: maxBytes) }
                 state.withLock { state in
                     state.committed = batch.changes.last?.sequence ?? state.committed
                     state.writing = []
@@ -420,7 +427,33 @@ public struct SQLiteCacheStoreError: Error, CustomStringConvertible {
     public var description: String { "the HTTP cache could not write to its database: \(reason)" }
 }
 
-/// The tables of the HTTP cache, created by the `cache-v1` migration of ``FreshetDatabase``.
+extension SQLiteCacheStore {
+    /// The identifiers of the cache's migrations, in order. An app's own migrations may not
+    /// reuse them.
+    public static let migrationNames = ["cache-v1"]
+
+    /// Registers the migrations that build the cache's tables in an app's migrator (GRDB's
+    /// pattern for a library that keeps tables in its user's database). They are independent of
+    /// the app's own migrations, which may come before or after them.
+    public static func registerMigrations(in migrator: inout DatabaseMigrator) {
+        migrator.registerMigration("cache-v1") { db in
+            try CacheSchema.createVersion1(db)
+        }
+    }
+
+    /// Runs the cache's migrations alone on `writer`: for a database that only the cache uses,
+    /// or whose app runs its own migrator separately. Applied migrations are skipped, and the
+    /// app's migrations, unknown to this migrator, are left alone. Two processes must not
+    /// migrate one new file at the same moment (an app opening its database under a file lock
+    /// does it for both).
+    public static func migrate(_ writer: any DatabaseWriter) throws {
+        var migrator = DatabaseMigrator()
+        registerMigrations(in: &migrator)
+        try migrator.migrate(writer)
+    }
+}
+
+/// The tables of the HTTP cache, created by the `cache-v1` migration.
 enum CacheSchema {
     static func createVersion1(_ db: Database) throws {
         // Small columns first: SQLite reads `size` and `last_access` without walking the blobs.

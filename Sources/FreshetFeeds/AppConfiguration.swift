@@ -64,6 +64,6 @@ public struct AppConfiguration: Sendable {
             avatarWait: avatarWait,
             gitHubToken: nonEmpty("GITHUB_TOKEN") ?? nonEmpty("GH_TOKEN"),
             kakaoAPIKey: nonEmpty("KAKAO_REST_API_KEY"),
-            home: FreshetDatabase.defaultDirectory(environment: environment))
+            home: AppDatabase.defaultDirectory(environment: environment))
     }
 }

@@ -12,7 +12,7 @@ public final class AppContext: Sendable {
     /// The configuration in force.
     public let configuration: AppConfiguration
     /// The user's database (HTTP cache and app stores).
-    public let database: FreshetDatabase
+    public let database: AppDatabase
     /// The HTTP cache's store.
     public let cacheStore: SQLiteCacheStore
     /// The rate-limit budgets seen, per resource.
@@ -39,8 +39,8 @@ public final class AppContext: Sendable {
         self.hackerNewsListLifetime = hackerNewsListLifetime
         self.hackerNewsItemLifetime = hackerNewsItemLifetime
         self.warn = warn
-        database = try FreshetDatabase(directory: configuration.home, migrations: FeedStore.migrations, warn: warn)
-        cacheStore = SQLiteCacheStore(database: database)
+        database = try AppDatabase(directory: configuration.home, warn: warn)
+        cacheStore = SQLiteCacheStore(writer: database.pool)
     }
 
     /// Writes what the HTTP cache keeps in memory (responses still queued, LRU stamps, outcome

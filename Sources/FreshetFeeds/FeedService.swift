@@ -42,7 +42,7 @@ public struct FeedService: Sendable {
 
     /// A feed over the context's GitHub client and database.
     public init(context: AppContext) {
-        self.init(client: context.gitHub(), store: FeedStore(database: context.database))
+        self.init(client: context.gitHub(), store: FeedStore(writer: context.database.pool))
     }
 
     /// The stored events of `repositories`, merged, newest first (no network).

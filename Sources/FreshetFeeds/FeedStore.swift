@@ -11,9 +11,10 @@ public struct FeedStore: Sendable {
     /// The most events kept per repository (GitHub serves at most 300).
     public static let maxPerRepository = 300
 
-    /// The database migrations the store needs (registered when the database opens).
-    public static let migrations: [FreshetDatabase.Migration] = [
-        .init(name: "feeds-v1") { db in
+    /// Registers the migrations that build the store's tables in the app's migrator (see
+    /// ``AppDatabase/Schema``).
+    public static func registerMigrations(in migrator: inout DatabaseMigrator) {
+        migrator.registerMigration("feeds-v1") { db in
             try db.execute(sql: """
                 CREATE TABLE feed_event (
                     repo TEXT NOT NULL,
@@ -24,8 +25,8 @@ public struct FeedStore: Sendable {
                 );
                 CREATE INDEX feed_event_by_time ON feed_event (repo, created_at DESC);
                 """)
-        },
-        .init(name: "feeds-v2") { db in
+        }
+        migrator.registerMigration("feeds-v2") { db in
             // Per repository, the fingerprint of the last events page merged: the same page again
             // (a fresh cache hit, a 304) needs neither decoding nor merging.
             try db.execute(sql: """
@@ -34,14 +35,14 @@ public struct FeedStore: Sendable {
                     fingerprint INTEGER NOT NULL
                 );
                 """)
-        },
-    ]
+        }
+    }
 
-    let database: FreshetDatabase
+    let writer: any DatabaseWriter
 
-    /// A store in `database`.
-    public init(database: FreshetDatabase) {
-        self.database = database
+    /// A store in the database of `writer`, which has the store's tables.
+    public init(writer: any DatabaseWriter) {
+        self.writer = writer
     }
 
     /// The key a repository is stored under: `owner/name`, lowercased (GitHub names are case-insensitive).
@@ -50,7 +51,7 @@ public struct FeedStore: Sendable {
     /// The newest `limit` events of the given repositories, merged, newest first.
     public func events(repositories: [String], limit: Int) async throws -> [GitHubEvent] {
         let keys = repositories.map(Self.key)
-        return try await database.pool.read { db in
+        return try await writer.read { db in
             let marks = databaseQuestionMarks(count: keys.count)
             let rows = try Row.fetchAll(db, sql: """
                 SELECT json FROM feed_event WHERE repo IN (\(marks))
@@ -74,7 +75,7 @@ public struct FeedStore: Sendable {
         -> [GitHubEvent]
     {
         let key = Self.key(repository)
-        return try await database.pool.write { db in
+        return try await writer.write { db in
             if let fingerprint {
                 try db.execute(sql: """
                     INSERT INTO feed_source (repo, fingerprint) VALUES (?, ?)
@@ -106,7 +107,7 @@ public struct FeedStore: Sendable {
     /// repository as given; a repository without one is missing.
     public func fingerprints(repositories: [String]) async throws -> [String: Int64] {
         let keys = repositories.map(Self.key)
-        let stored = try await database.pool.read { db in
+        let stored = try await writer.read { db in
             let rows = try Row.fetchAll(
                 db, sql: "SELECT repo, fingerprint FROM feed_source WHERE repo IN (\(databaseQuestionMarks(count: keys.count)))",
                 arguments: StatementArguments(keys))
@@ -134,19 +135,19 @@ public struct FeedStore: Sendable {
 
     /// How many events are stored for `repository`.
     public func count(repository: String) async throws -> Int {
-        try await database.pool.read { db in
+        try await writer.read { db in
             try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM feed_event WHERE repo = ?", arguments: [Self.key(repository)]) ?? 0
         }
     }
 
     /// How many events are stored in all.
     public func totalCount() async throws -> Int {
-        try await database.pool.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM feed_event") ?? 0 }
+        try await writer.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM feed_event") ?? 0 }
     }
 
     /// Removes every stored event.
     public func removeAll() async throws {
-        try await database.pool.write { db in
+        try await writer.write { db in
             try db.execute(sql: "DELETE FROM feed_event")
             try db.execute(sql: "DELETE FROM feed_source")
         }

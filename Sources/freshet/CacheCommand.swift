@@ -17,7 +17,7 @@ struct CacheCommand: AsyncParsableCommand {
         func run() async throws {
             let context = try common.makeContext()
             let stats = try await context.cacheStore.stats()
-            let feedEvents = try await FeedStore(database: context.database).totalCount()
+            let feedEvents = try await FeedStore(writer: context.database.pool).totalCount()
             let path = context.database.path.path
             if common.json {
                 struct Report: Encodable {
@@ -65,7 +65,7 @@ struct CacheCommand: AsyncParsableCommand {
         func run() async throws {
             let context = try common.makeContext()
             let before = try await context.cacheStore.stats()
-            let feed = FeedStore(database: context.database)
+            let feed = FeedStore(writer: context.database.pool)
             let events = try await feed.totalCount()
             try await context.cacheStore.removeAll()
             try await feed.removeAll()

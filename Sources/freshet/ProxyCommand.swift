@@ -66,10 +66,10 @@ struct ProxyCommand: AsyncParsableCommand {
         if !Self.isLoopback(host) {
             printError("warning: listening on \(host), beyond this machine: whoever can connect shares this proxy and its cache.")
         }
-        let directory = FreshetDatabase.defaultDirectory()
-        let database: FreshetDatabase
+        let directory = AppDatabase.defaultDirectory()
+        let database: AppDatabase
         do {
-            database = try FreshetDatabase(directory: directory, migrations: FeedStore.migrations,
+            database = try AppDatabase(directory: directory, schema: .cache,
                                            warn: { printError("warning: \($0)") })
         } catch {
             printError("error: could not open the database in \(directory.path): \(error)")
@@ -77,7 +77,7 @@ struct ProxyCommand: AsyncParsableCommand {
         }
         // HTTP1Transport rather than AsyncHTTPClient: it relays the origin's interim (1xx) responses.
         let transport = HTTP1Transport(headTimeout: .seconds(timeout))
-        let store = SQLiteCacheStore(database: database, memoryBytes: memoryBytes)
+        let store = SQLiteCacheStore(writer: database.pool, memoryBytes: memoryBytes)
         let forwarder = ProxyForwarder(
             origin: originURL, store: store,
             mode: privateCache ? .private : .shared, maxEntryBytes: maxEntryBytes, transport: transport)

@@ -1,6 +1,7 @@
 import Foundation
 import Freshet
 import FreshetCache
+import FreshetTestSupport
 import HTTPTypes
 import Testing
 
@@ -10,21 +11,6 @@ enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
     case sqlite
 
     var testDescription: String { rawValue }
-}
-
-/// A fresh, empty directory under the system's temporary directory.
-struct StoreTemporaryDirectory: Sendable {
-    let url: URL
-
-    init() throws {
-        url = FileManager.default.temporaryDirectory
-            .appendingPathComponent("freshet-store-tests-\(UUID().uuidString)", isDirectory: true)
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-
-    func remove() {
-        try? FileManager.default.removeItem(at: url)
-    }
 }
 
 /// Runs `body` with a new, empty store of `kind`, then closes and deletes it.
@@ -38,9 +24,9 @@ func withStore<T>(
     case .sqlite:
         let directory = try StoreTemporaryDirectory()
         defer { directory.remove() }
-        let database = try FreshetDatabase(directory: directory.url)
+        let database = try cacheDatabase(in: directory.url)
         defer { try? database.close() }
-        return try await body(SQLiteCacheStore(database: database, maxBytes: maxBytes))
+        return try await body(SQLiteCacheStore(writer: database, maxBytes: maxBytes))
     }
 }
 

@@ -17,9 +17,9 @@ private final class WriterGate: Sendable {
     private let timedOut = Mutex(false)
 
     /// Starts a write transaction on `database` that blocks; returns once it holds the writer.
-    func hold(_ database: FreshetDatabase, limit: Double = 30) async -> Task<Void, Never> {
+    func hold(_ database: DatabasePool, limit: Double = 30) async -> Task<Void, Never> {
         let task = Task.detached { [self] in
-            database.pool.writeWithoutTransaction { _ -> Void in
+            database.writeWithoutTransaction { _ -> Void in
                 entered.signal()
                 if release.wait(timeout: .now() + limit) == .timedOut {
                     timedOut.withLock { $0 = true }
@@ -43,9 +43,9 @@ struct TieredStoreTests {
     func hitWhileWriterIsBusy() async throws {
         let temporary = try StoreTemporaryDirectory()
         defer { temporary.remove() }
-        let database = try FreshetDatabase(directory: temporary.url)
+        let database = try cacheDatabase(in: temporary.url)
         defer { try? database.close() }
-        let store = SQLiteCacheStore(database: database)
+        let store = SQLiteCacheStore(writer: database)
         try await withSimulator(.init()) { sim in
             let control = SimControl(sim)
             for name in ["held", "queued"] {
@@ -78,19 +78,19 @@ struct TieredStoreTests {
     func countersAreWrittenInBatches() async throws {
         let temporary = try StoreTemporaryDirectory()
         defer { temporary.remove() }
-        let database = try FreshetDatabase(directory: temporary.url)
+        let database = try cacheDatabase(in: temporary.url)
         defer { try? database.close() }
-        let store = SQLiteCacheStore(database: database, flushInterval: .seconds(3600))
+        let store = SQLiteCacheStore(writer: database, flushInterval: .seconds(3600))
         try await store.save(storeSample(key: "k", bodySize: 10))
         try await store.flush()
-        let stampBefore = try await database.pool.read { db in
+        let stampBefore = try await database.read { db in
             try Double.fetchOne(db, sql: "SELECT last_access FROM cache_entry WHERE key = 'k'")
         }
         for _ in 0..<200 {
             #expect(try await store.variants(forKey: "k").count == 1)
             try await store.record(.hit)
         }
-        let onDisk = { try await database.pool.read { db in
+        let onDisk = { try await database.read { db in
             (try Int.fetchOne(db, sql: "SELECT coalesce(sum(count), 0) FROM cache_outcome") ?? -1,
              try Double.fetchOne(db, sql: "SELECT last_access FROM cache_entry WHERE key = 'k'"))
         } }
@@ -104,9 +104,9 @@ struct TieredStoreTests {
         #expect((written.1 ?? 0) > (stampBefore ?? 0), "the last use moved the LRU stamp")
 
         // A second process opening the file sees the same.
-        let other = try FreshetDatabase(directory: temporary.url)
+        let other = try cacheDatabase(in: temporary.url)
         defer { try? other.close() }
-        #expect(try await SQLiteCacheStore(database: other).stats().outcomes == ["hit": 200])
+        #expect(try await SQLiteCacheStore(writer: other).stats().outcomes == ["hit": 200])
     }
 
     @Test("A batch of many responses is one transaction, and what was queued survives reopening after flush")
@@ -114,10 +114,10 @@ struct TieredStoreTests {
         let temporary = try StoreTemporaryDirectory()
         defer { temporary.remove() }
         do {
-            let database = try FreshetDatabase(directory: temporary.url)
-            let store = SQLiteCacheStore(database: database)
+            let database = try cacheDatabase(in: temporary.url)
+            let store = SQLiteCacheStore(writer: database)
             let counter = CommitCounter()
-            database.pool.add(transactionObserver: counter, extent: .observerLifetime)
+            database.add(transactionObserver: counter, extent: .observerLifetime)
             let gate = WriterGate()
             let holder = await gate.hold(database)
             // Queued behind the held writer: they go in together once it is free.
@@ -131,9 +131,9 @@ struct TieredStoreTests {
             #expect(counter.commits <= 2, "300 queued responses took \(counter.commits) transactions")
             try database.close()
         }
-        let database = try FreshetDatabase(directory: temporary.url)
+        let database = try cacheDatabase(in: temporary.url)
         defer { try? database.close() }
-        let stats = try await SQLiteCacheStore(database: database).stats()
+        let stats = try await SQLiteCacheStore(writer: database).stats()
         #expect(stats.entries == 300)
     }
 }

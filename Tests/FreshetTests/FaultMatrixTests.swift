@@ -167,7 +167,7 @@ private struct MatrixClient {
         let transport = Transports.asyncHTTPClient(timeout: Self.deadline)
         var innermost: [any ClientMiddleware] = []
         if let cacheDirectory {
-            let store = SQLiteCacheStore(database: try FreshetDatabase(directory: cacheDirectory))
+            let store = SQLiteCacheStore(writer: try cacheDatabase(in: cacheDirectory))
             innermost.append(CacheMiddleware(store: store, options: .init(serveStaleOnFailure: true)))
         }
         let middlewares = Middlewares.standard(

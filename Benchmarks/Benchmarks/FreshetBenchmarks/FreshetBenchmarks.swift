@@ -2,6 +2,7 @@ import Benchmark
 import Foundation
 import Freshet
 import FreshetCache
+import GRDB
 import GitHubAPI
 import HackerNewsAPI
 import HTTPTypes
@@ -86,7 +87,10 @@ let benchmarks: @Sendable () -> Void = {
     Benchmark("Cache lookup: SQLite store (50-event entry)") { benchmark in
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("freshet-bench-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
-        let store = SQLiteCacheStore(database: try FreshetDatabase(directory: directory))
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let database = try DatabasePool(path: directory.appendingPathComponent("cache.sqlite").path)
+        try SQLiteCacheStore.migrate(database)
+        let store = SQLiteCacheStore(writer: database)
         try await store.save(storedResponse(key: "k"))
         benchmark.startMeasurement()
         for _ in benchmark.scaledIterations {

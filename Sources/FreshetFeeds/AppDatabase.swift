@@ -1,4 +1,5 @@
 import Foundation
+import FreshetCache
 import GRDB
 
 #if canImport(Darwin)
@@ -9,43 +10,45 @@ import Glibc
 import Musl
 #endif
 
-/// The one SQLite database a user has: shared by the HTTP cache (``SQLiteCacheStore``) and by
-/// application stores that register their own ``Migration``s.
+/// The apps' database, owned by the apps (GRDB's app pattern): one SQLite file per user,
+/// `freshet.sqlite` in ``defaultDirectory(environment:)``, shared by every Freshet process of
+/// that user. It holds the tables of the libraries the apps use — the HTTP cache's
+/// (``FreshetCache/SQLiteCacheStore``) and the feed store's (``FeedStore``) — each built by the
+/// migrations its library registers; an ``AppDatabase/Schema`` says which.
 ///
-/// The database lives at `<directory>/freshet.sqlite` and is opened in WAL mode with a 5 second
-/// busy timeout and foreign keys on, so several processes may use it at once. The directory is
-/// created `0700` when missing; the database file and its `-wal` and `-shm` companions are `0600`.
+/// The database is opened in WAL mode with a 5 second busy timeout and foreign keys on, so
+/// several processes may use it at once. The directory is created `0700` when missing; the
+/// database file and its `-wal` and `-shm` companions are `0600`. Opening and migrating happen
+/// under an exclusive file lock, so two processes opening a new file never run one migration
+/// twice.
 ///
 /// A file that is not a SQLite database, or fails `PRAGMA quick_check` at open, is moved aside to
 /// `freshet.sqlite.corrupt-<unix time>` (with its `-wal` and `-shm`), a fresh database is built in
 /// its place, and `warn` is told. Opening never traps on a bad file.
-public final class FreshetDatabase: Sendable {
-    /// A schema change registered by a module that keeps its tables in this database.
-    ///
-    /// Migrations run once per database, in the order given, after the cache's own tables exist.
-    /// Each runs in a transaction; its `name` is recorded so that it never runs twice. Names must be
-    /// unique and stable (e.g. `"feeds-v1"`, then `"feeds-v2"` for a later change).
-    public struct Migration: Sendable {
-        /// The identifier recorded once the migration has run, e.g. `"feeds-v1"`.
-        public var name: String
-        /// Applies the change (create tables, indexes, …) on a connection inside a transaction.
-        public var apply: @Sendable (Database) throws -> Void
+public final class AppDatabase: Sendable {
+    /// Which tables the database gets: the libraries whose migrations run when it opens.
+    public struct Schema: Sendable {
+        /// Registers the migrations, in order.
+        public var register: @Sendable (inout DatabaseMigrator) -> Void
 
-        /// Creates a migration named `name` that runs `apply`.
-        public init(name: String, apply: @escaping @Sendable (Database) throws -> Void) {
-            self.name = name
-            self.apply = apply
+        /// A schema made by `register`.
+        public init(register: @escaping @Sendable (inout DatabaseMigrator) -> Void) {
+            self.register = register
+        }
+
+        /// The HTTP cache's tables alone (what `freshet proxy` needs).
+        public static let cache = Schema { SQLiteCacheStore.registerMigrations(in: &$0) }
+        /// The HTTP cache's tables, then the feed store's (what the apps need).
+        public static let apps = Schema { migrator in
+            SQLiteCacheStore.registerMigrations(in: &migrator)
+            FeedStore.registerMigrations(in: &migrator)
         }
     }
 
     /// The file name of the database inside its directory.
     public static let fileName = "freshet.sqlite"
 
-    /// The identifiers of the migrations that build the cache's tables, in order. Other modules'
-    /// migrations may not reuse them.
-    public static let cacheMigrationNames = ["cache-v1"]
-
-    /// The connection pool: use `read` and `write` on it to query the database from other modules.
+    /// The connection pool: the `DatabaseWriter` the libraries' stores are given.
     public let pool: DatabasePool
     /// The database file (`<directory>/freshet.sqlite`).
     public let path: URL
@@ -76,21 +79,11 @@ public final class FreshetDatabase: Sendable {
     /// - Parameters:
     ///   - directory: Where the database lives, usually ``defaultDirectory(environment:)``.
     ///     Created with mode `0700` when missing.
-    ///   - migrations: Other modules' schema changes, run after the cache's own (`"cache-v1"`, …).
+    ///   - schema: The tables it gets (``Schema/apps`` by default).
     ///   - warn: Told, in one line, when a corrupt file was moved aside and the store starts empty.
-    /// - Throws: ``FreshetDatabaseError`` for a duplicate migration name; the underlying error when
-    ///   the directory cannot be created or the database cannot be opened for another reason than
-    ///   corruption (e.g. permissions), or when a migration fails.
-    public init(
-        directory: URL,
-        migrations: [Migration] = [],
-        warn: @Sendable (String) -> Void = { _ in }
-    ) throws {
-        var seen = Set(Self.cacheMigrationNames)
-        for migration in migrations where !seen.insert(migration.name).inserted {
-            throw FreshetDatabaseError.duplicateMigration(migration.name)
-        }
-
+    /// - Throws: the underlying error when the directory cannot be created or the database cannot
+    ///   be opened for another reason than corruption (e.g. permissions), or when a migration fails.
+    public init(directory: URL, schema: Schema = .apps, warn: @Sendable (String) -> Void = { _ in }) throws {
         let directory = directory.standardizedFileURL
         let path = directory.appendingPathComponent(Self.fileName, isDirectory: false)
         self.directory = directory
@@ -103,7 +96,8 @@ public final class FreshetDatabase: Sendable {
         let lock = try FileLock(path: directory.appendingPathComponent(Self.fileName + ".lock").path)
         defer { lock.unlock() }
 
-        let migrator = Self.migrator(extra: migrations)
+        var migrator = DatabaseMigrator()
+        schema.register(&migrator)
         do {
             pool = try Self.open(path: path, migrator: migrator)
         } catch let failure as CorruptDatabase {
@@ -210,31 +204,6 @@ public final class FreshetDatabase: Sendable {
             }
         }
         return aside
-    }
-
-    private static func migrator(extra: [Migration]) -> DatabaseMigrator {
-        var migrator = DatabaseMigrator()
-        migrator.registerMigration("cache-v1") { db in
-            try CacheSchema.createVersion1(db)
-        }
-        for migration in extra {
-            migrator.registerMigration(migration.name, migrate: migration.apply)
-        }
-        return migrator
-    }
-}
-
-/// Why a ``FreshetDatabase`` could not be opened.
-public enum FreshetDatabaseError: Error, Equatable, CustomStringConvertible {
-    /// Two migrations share a name (or one reuses a cache migration's name).
-    case duplicateMigration(String)
-
-    /// A one-line explanation.
-    public var description: String {
-        switch self {
-        case .duplicateMigration(let name):
-            "the database migration name \"\(name)\" is registered twice"
-        }
     }
 }
 

@@ -1,0 +1,238 @@
+import Foundation
+import FreshetCache
+import FreshetFeeds
+import FreshetTestSupport
+import GRDB
+import HTTPTypes
+import Synchronization
+import Testing
+
+/// A stored response of `bodySize` bytes under `key`.
+private func storeSample(key: String, bodySize: Int = 10) -> CachedResponse {
+    CachedResponse(key: key, variant: "", url: "https://api.example.com/\(key)", status: 200, headers: [:],
+                   body: Data(repeating: UInt8(ascii: "x"), count: bodySize),
+                   requestTime: Date(timeIntervalSince1970: 1_700_000_000), responseTime: Date(timeIntervalSince1970: 1_700_000_000.5))
+}
+
+/// Collects the warnings an ``AppDatabase`` gives.
+private final class Warnings: Sendable {
+    private let lines = Mutex<[String]>([])
+    var all: [String] { lines.withLock { $0 } }
+    var sink: @Sendable (String) -> Void { { [self] line in lines.withLock { $0.append(line) } } }
+}
+
+private func permissions(_ url: URL) throws -> Int {
+    let attributes = try FileManager.default.attributesOfItem(atPath: url.path)
+    return try #require(attributes[.posixPermissions] as? NSNumber).intValue
+}
+
+private func files(in directory: URL) throws -> [String] {
+    try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
+}
+
+/// Fills a database in `directory` with `count` responses of 2,000 bytes, then closes it.
+private func makeFilledDatabase(in directory: URL, count: Int = 60) async throws {
+    let database = try AppDatabase(directory: directory)
+    let store = SQLiteCacheStore(writer: database.pool)
+    for index in 0..<count {
+        try await store.save(storeSample(key: "k\(index)", bodySize: 2000))
+    }
+    try await store.flush()
+    try database.close()
+}
+
+@Suite("The apps' database: where it lives, its files, damaged files, its schema")
+struct AppDatabaseTests {
+    // MARK: Location
+
+    @Test func defaultDirectoryPrefersFreshetHome() {
+        let url = AppDatabase.defaultDirectory(environment: [
+            "FRESHET_HOME": "/srv/freshet-home", "XDG_CACHE_HOME": "/var/cache/ann", "HOME": "/home/ann",
+        ])
+        #expect(url.path == "/srv/freshet-home")
+    }
+
+    @Test func defaultDirectoryUsesXDGCacheHomeNext() {
+        let url = AppDatabase.defaultDirectory(environment: [
+            "FRESHET_HOME": "", "XDG_CACHE_HOME": "/var/cache/ann", "HOME": "/home/ann",
+        ])
+        #expect(url.path == "/var/cache/ann/freshet")
+    }
+
+    @Test func defaultDirectoryFallsBackToHomeCache() {
+        #expect(AppDatabase.defaultDirectory(environment: ["HOME": "/home/ann"]).path
+                == "/home/ann/.cache/freshet")
+        #expect(AppDatabase.defaultDirectory(environment: ["XDG_CACHE_HOME": "", "HOME": "/home/bob"]).path
+                == "/home/bob/.cache/freshet")
+        // The XDG spec says relative paths are to be ignored.
+        #expect(AppDatabase.defaultDirectory(environment: ["XDG_CACHE_HOME": "cache", "HOME": "/home/cy"]).path
+                == "/home/cy/.cache/freshet")
+        #expect(AppDatabase.defaultDirectory(environment: [:]).path
+                == URL(fileURLWithPath: NSHomeDirectory()).appendingPathComponent(".cache/freshet").path)
+    }
+
+    // MARK: Files
+
+    @Test func createsTheDirectoryAndPrivateFiles() async throws {
+        let temporary = try StoreTemporaryDirectory()
+        defer { temporary.remove() }
+        let directory = temporary.url.appendingPathComponent("nested/freshet", isDirectory: true)
+
+        let database = try AppDatabase(directory: directory)
+        defer { try? database.close() }
+        let store = SQLiteCacheStore(writer: database.pool)
+        try await store.save(storeSample(key: "k"))
+        try await store.flush()
+
+        #expect(database.path.path == directory.appendingPathComponent("freshet.sqlite").path)
+        #expect(try permissions(directory) == 0o700)
+        for suffix in ["", "-wal", "-shm"] {
+            let file = URL(fileURLWithPath: database.path.path + suffix)
+            #expect(FileManager.default.fileExists(atPath: file.path), "\(file.lastPathComponent) missing")
+            #expect(try permissions(file) == 0o600, "\(file.lastPathComponent)")
+        }
+    }
+
+    @Test func tightensAnExistingDatabaseFile() async throws {
+        let temporary = try StoreTemporaryDirectory()
+        defer { temporary.remove() }
+        try await makeFilledDatabase(in: temporary.url, count: 1)
+        let file = temporary.url.appendingPathComponent("freshet.sqlite")
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: file.path)
+
+        let database = try AppDatabase(directory: temporary.url)
+        defer { try? database.close() }
+        let store = SQLiteCacheStore(writer: database.pool)
+        try await store.save(storeSample(key: "k2"))
+        try await store.flush()
+        for suffix in ["", "-wal", "-shm"] {
+            #expect(try permissions(URL(fileURLWithPath: file.path + suffix)) == 0o600, "freshet.sqlite\(suffix)")
+        }
+    }
+
+    // MARK: Damaged files
+
+    @Test func randomBytesAreMovedAsideAndTheStoreStartsEmpty() async throws {
+        let temporary = try StoreTemporaryDirectory()
+        defer { temporary.remove() }
+        var generator = SystemRandomNumberGenerator()
+        let garbage = Data((0..<4096).map { _ in UInt8.random(in: .min ... .max, using: &generator) })
+        try garbage.write(to: temporary.url.appendingPathComponent("freshet.sqlite"))
+
+        let warnings = Warnings()
+        let database = try AppDatabase(directory: temporary.url, warn: warnings.sink)
+        defer { try? database.close() }
+
+        #expect(warnings.all.count == 1)
+        #expect(warnings.all.first?.contains("moved aside") == true)
+        #expect(warnings.all.first?.contains("starting with an empty store") == true)
+        let aside = try files(in: temporary.url).filter { $0.hasPrefix("freshet.sqlite.corrupt-") }
+        #expect(aside.count == 1)
+        if let name = aside.first {
+            #expect(try Data(contentsOf: temporary.url.appendingPathComponent(name)) == garbage)
+        }
+
+        let store = SQLiteCacheStore(writer: database.pool)
+        #expect(try await store.stats() == CacheStats(entries: 0, bytes: 0, outcomes: [:]))
+        try await store.save(storeSample(key: "k"))
+        #expect(try await store.variants(forKey: "k").count == 1)
+    }
+
+    @Test(arguments: [50, 20_000])
+    func truncatedFileNeverCrashes(keepBytes: Int) async throws {
+        let temporary = try StoreTemporaryDirectory()
+        defer { temporary.remove() }
+        try await makeFilledDatabase(in: temporary.url)
+        let file = temporary.url.appendingPathComponent("freshet.sqlite")
+        let handle = try FileHandle(forWritingTo: file)
+        try handle.truncate(atOffset: UInt64(keepBytes))
+        try handle.close()
+
+        let warnings = Warnings()
+        let database = try AppDatabase(directory: temporary.url, warn: warnings.sink)
+        defer { try? database.close() }
+
+        #expect(warnings.all.count == 1)
+        #expect(warnings.all.first?.contains("moved aside") == true)
+        #expect(try files(in: temporary.url).contains { $0.hasPrefix("freshet.sqlite.corrupt-") })
+        let store = SQLiteCacheStore(writer: database.pool)
+        try await store.save(storeSample(key: "fresh"))
+        #expect(try await store.stats().entries == 1)
+    }
+
+    @Test func damagedPagesFailQuickCheckAndAreMovedAside() async throws {
+        let temporary = try StoreTemporaryDirectory()
+        defer { temporary.remove() }
+        try await makeFilledDatabase(in: temporary.url)
+        let file = temporary.url.appendingPathComponent("freshet.sqlite")
+        // Keep the header page intact; scribble over the rest of the file.
+        var contents = try Data(contentsOf: file)
+        try #require(contents.count > 16_384)
+        for offset in stride(from: 8192, to: contents.count, by: 7) {
+            contents[offset] = 0xA5
+        }
+        try contents.write(to: file)
+
+        let warnings = Warnings()
+        let database = try AppDatabase(directory: temporary.url, warn: warnings.sink)
+        defer { try? database.close() }
+
+        #expect(warnings.all.count == 1)
+        #expect(warnings.all.first?.contains("moved aside") == true)
+        let store = SQLiteCacheStore(writer: database.pool)
+        #expect(try await store.stats().entries == 0)
+        try await store.save(storeSample(key: "fresh"))
+        #expect(try await store.variants(forKey: "fresh").count == 1)
+    }
+
+    @Test func healthyDatabaseGivesNoWarning() async throws {
+        let temporary = try StoreTemporaryDirectory()
+        defer { temporary.remove() }
+        try await makeFilledDatabase(in: temporary.url, count: 3)
+        let warnings = Warnings()
+        let database = try AppDatabase(directory: temporary.url, warn: warnings.sink)
+        defer { try? database.close() }
+        #expect(warnings.all.isEmpty)
+        #expect(try await SQLiteCacheStore(writer: database.pool).stats().entries == 3)
+        #expect(try !files(in: temporary.url).contains { $0.contains("corrupt") })
+    }
+
+    // MARK: Schema
+
+    @Test("The apps' schema builds the cache's tables and the feed store's, once; the proxy's builds the cache's alone")
+    func schemas() async throws {
+        let temporary = try StoreTemporaryDirectory()
+        defer { temporary.remove() }
+        let tables = { (database: AppDatabase) in
+            try await database.pool.read { db in
+                try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
+            }
+        }
+        let applied = { (database: AppDatabase) in
+            try await database.pool.read { db in try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations ORDER BY identifier") }
+        }
+        do {
+            let proxy = try AppDatabase(directory: temporary.url, schema: .cache)
+            #expect(try await tables(proxy) == ["cache_entry", "cache_outcome", "grdb_migrations"])
+            let store = SQLiteCacheStore(writer: proxy.pool)
+            try await store.save(storeSample(key: "kept"))
+            try await store.flush()
+            try proxy.close()
+        }
+        do {
+            let apps = try AppDatabase(directory: temporary.url)
+            #expect(try await tables(apps) == ["cache_entry", "cache_outcome", "feed_event", "feed_source", "grdb_migrations"])
+            #expect(try await applied(apps) == ["cache-v1", "feeds-v1", "feeds-v2"])
+            try await apps.pool.write { db in
+                try db.execute(sql: "INSERT INTO feed_source (repo, fingerprint) VALUES ('a/b', 1)")
+            }
+            try apps.close()
+        }
+        // Reopened with either schema: nothing runs twice, nothing is lost.
+        let again = try AppDatabase(directory: temporary.url, schema: .cache)
+        defer { try? again.close() }
+        #expect(try await applied(again) == ["cache-v1", "feeds-v1", "feeds-v2"])
+        #expect(try await again.pool.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM feed_source") } == 1)
+        #expect(try await SQLiteCacheStore(writer: again.pool).variants(forKey: "kept").count == 1)
+    }
+}
