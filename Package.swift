@@ -19,6 +19,7 @@ let package = Package(
         .library(name: "HackerNewsAPI", targets: ["HackerNewsAPI"]),
         .library(name: "DaumSearchAPI", targets: ["DaumSearchAPI"]),
         .library(name: "FreshetFeeds", targets: ["FreshetFeeds"]),
+        .library(name: "FreshetProxy", targets: ["FreshetProxy"]),
         .library(name: "FreshetSimulator", targets: ["FreshetSimulator"]),
         .executable(name: "freshet", targets: ["freshet"]),
         .executable(name: "freshet-sim", targets: ["freshet-sim"]),
@@ -42,6 +43,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         // The proxy builds its own HTTP/1.1 pipeline (Hummingbird's, plus the hit handler).
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
+        // Already in the graph through Hummingbird; named because FreshetProxy runs its server directly.
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.6.0"),
     ],
     targets: [
         .target(
@@ -104,19 +107,34 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .executableTarget(
-            name: "freshet",
+        // `freshet proxy`'s library: the forwarder (the cache in front of an origin) and the server
+        // (Hummingbird's HTTP/1.1 pipeline with the hit handler). The CLI only configures and runs it.
+        .target(
+            name: "FreshetProxy",
             dependencies: [
-                "Freshet", "FreshetTransports", "FreshetCache", "FreshetFeeds", "GitHubAPI", "HackerNewsAPI",
-                "DaumSearchAPI",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Rainbow", package: "Rainbow"),
+                "Freshet", "FreshetCache",
+                .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .executableTarget(
+            name: "freshet",
+            dependencies: [
+                "Freshet", "FreshetTransports", "FreshetCache", "FreshetFeeds", "FreshetProxy", "GitHubAPI",
+                "HackerNewsAPI", "DaumSearchAPI",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Rainbow", package: "Rainbow"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),
         .executableTarget(

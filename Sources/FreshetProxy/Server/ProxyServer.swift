@@ -1,6 +1,5 @@
 import Foundation
 import Freshet
-import FreshetFeeds
 import HTTPTypes
 import Hummingbird
 import HummingbirdCore
@@ -17,19 +16,32 @@ import UnixSignals
 /// SIGINT and SIGTERM shut it down gracefully: it stops accepting connections, lets the requests
 /// in flight finish (for at most ``gracePeriod``, then they are cancelled), closes idle
 /// connections, and ``run()`` returns.
-struct ProxyServer: Sendable {
-    var forwarder: ProxyForwarder
-    var host: String
-    var port: Int
+public struct ProxyServer: Sendable {
+    /// Forwards what the hit path does not answer.
+    public var forwarder: ProxyForwarder
+    /// The address to listen on.
+    public var host: String
+    /// The port (0 picks a free one).
+    public var port: Int
     /// Called once, with the bound port, when the server accepts connections.
-    var onListening: @Sendable (Int) -> Void
-    /// Receives one line per request when `--log` is on.
-    var log: (@Sendable (String) -> Void)?
+    public var onListening: @Sendable (Int) -> Void
+    /// Receives one line per request (``ProxyLogLine``), when set.
+    public var log: (@Sendable (String) -> Void)?
     /// How long in-flight requests may take to finish after a shutdown signal.
-    var gracePeriod: Duration = .seconds(30)
+    public var gracePeriod: Duration = .seconds(30)
+
+    /// A server for `forwarder` on `host:port`.
+    public init(forwarder: ProxyForwarder, host: String, port: Int, onListening: @escaping @Sendable (Int) -> Void,
+                log: (@Sendable (String) -> Void)? = nil) {
+        self.forwarder = forwarder
+        self.host = host
+        self.port = port
+        self.onListening = onListening
+        self.log = log
+    }
 
     /// Serves until SIGINT or SIGTERM. Throws when the address cannot be bound.
-    func run() async throws {
+    public func run() async throws {
         var logger = Logger(label: "freshet.proxy") { StreamLogHandler.standardError(label: $0) }
         logger.logLevel = .error
         let forwarder = self.forwarder

@@ -1,0 +1,76 @@
+import Foundation
+import Freshet
+import HTTPTypes
+import OpenAPIRuntime
+import Synchronization
+
+/// Keeps the proxy from spending a rate-limit budget the origin said is spent: it reads the
+/// `X-RateLimit-*` fields of every answer, per resource (GitHub's `core`, `search`, …) and per
+/// credential (the `Authorization` value, hashed in memory), and refuses — without a request —
+/// what would spend a budget with nothing left before its reset, with ``Refusal`` (`429` for the
+/// client, with `Retry-After`). The origin's own answers, `403` and `429` included, pass unchanged.
+final class ProxyRateLimitGate: ClientMiddleware {
+    private let budgets = Mutex<[BudgetKey: RateLimitBudget]>([:])
+    private let now: @Sendable () -> Date
+
+    init(now: @escaping @Sendable () -> Date = { Date() }) {
+        self.now = now
+    }
+
+    struct BudgetKey: Hashable {
+        var credential: Int
+        var resource: String
+    }
+
+    /// The request was not sent: the budget it would spend is spent.
+    struct Refusal: Error, CustomStringConvertible {
+        var budget: RateLimitBudget
+        var retryAfter: Int
+
+        var description: String {
+            "the origin's \(budget.resource) rate limit (\(budget.limit) requests) is spent until \(HTTPDate.format(budget.resetAt)); no request was sent"
+        }
+
+        func headerFields() -> HTTPFields {
+            [
+                .retryAfter: String(retryAfter), .xRateLimitLimit: String(budget.limit), .xRateLimitRemaining: "0",
+                .xRateLimitReset: String(Int(budget.resetAt.timeIntervalSince1970)), .xRateLimitResource: budget.resource,
+            ]
+        }
+    }
+
+    func intercept(
+        _ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String,
+        next: @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?)
+    ) async throws -> (HTTPResponse, HTTPBody?) {
+        let path = request.url(relativeTo: baseURL)?.path ?? request.path ?? "/"
+        let resource = RateLimitMiddleware.gitHubResource(path)
+        var hasher = Hasher()
+        hasher.combine(request.headerFields[values: .authorization])
+        let credential = hasher.finalize()
+        let key = BudgetKey(credential: credential, resource: resource)
+        if let budget = budgets.withLock({ $0[key] }), budget.remaining <= 0 {
+            let wait = budget.resetAt.timeIntervalSince(now())
+            if wait > 0 { throw Refusal(budget: budget, retryAfter: Int(wait.rounded(.up))) }
+        }
+        let (response, responseBody) = try await next(request, body, baseURL)
+        if let budget = RateLimitBudget(headers: response.headerFields, defaultResource: resource) {
+            budgets.withLock { $0[BudgetKey(credential: credential, resource: budget.resource)] = budget }
+        }
+        return (response, responseBody)
+    }
+}
+
+/// A transport that goes through the rate-limit gate first (for the cache's background revalidation).
+struct GatedTransport: ClientTransport {
+    let gate: ProxyRateLimitGate
+    let transport: any ClientTransport
+
+    func send(_ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String) async throws
+        -> (HTTPResponse, HTTPBody?)
+    {
+        try await gate.intercept(request, body: body, baseURL: baseURL, operationID: operationID) { request, body, base in
+            try await transport.send(request, body: body, baseURL: base, operationID: operationID)
+        }
+    }
+}

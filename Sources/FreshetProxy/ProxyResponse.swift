@@ -1,0 +1,58 @@
+import Foundation
+import Freshet
+import HTTPTypes
+import OpenAPIRuntime
+
+/// What the client is sent for one request.
+public struct ProxyResponse: Sendable {
+    /// Status and header fields, ready to send.
+    public var head: HTTPResponse
+    /// The body to stream to the client; `nil` when the status allows none (`1xx`, `204`, `304`)
+    /// or the method was `HEAD`.
+    public var body: HTTPBody?
+    /// How the cache answered; `nil` when the proxy answered itself (`400`, `429`, `502`, `504`).
+    /// A response the cache did not answer from its store (any unsafe method) counts as `miss`.
+    public var outcome: CacheOutcome?
+    /// A body that must not be sent (e.g. the empty body of a `304`); read and drop it.
+    public var discarded: HTTPBody?
+    /// The whole body, when it is already in memory (an answer from the store): a server can
+    /// then write head and body at once instead of streaming ``body``.
+    public var complete: Data? = nil
+}
+
+/// The header rules of the proxy.
+public enum ProxyHeaders {
+    /// The `Via` entry the proxy adds to requests and responses.
+    public static let via = "1.1 freshet"
+
+    /// Hop-by-hop fields (RFC 9110 §7.6.1), which only concern one connection and are never
+    /// forwarded; every `Proxy-*` field is dropped as well, as is every field that `Connection` lists.
+    public static let hopByHop: Set<String> = [
+        "connection", "keep-alive", "proxy-connection", "te", "trailer", "transfer-encoding", "upgrade",
+    ]
+
+    /// `fields` without hop-by-hop fields, `Proxy-*` fields, the fields `Connection` lists, and `Host`
+    /// (the proxy addresses the origin itself).
+    public static func forwardable(_ fields: HTTPFields) -> HTTPFields {
+        var listed: Set<String> = []
+        for value in fields[values: .connection] {
+            for name in value.split(separator: ",") {
+                let trimmed = name.trimmingOWS().lowercased()
+                if !trimmed.isEmpty { listed.insert(trimmed) }
+            }
+        }
+        var kept = HTTPFields()
+        kept.reserveCapacity(fields.count)
+        for field in fields {
+            let name = field.name.canonicalName
+            if hopByHop.contains(name) || name == "host" || name.hasPrefix("proxy-") || listed.contains(name) { continue }
+            kept.append(field)
+        }
+        return kept
+    }
+}
+
+extension HTTPField.Name {
+    /// `X-Cache`: how `freshet proxy`'s cache answered (`HIT`, `MISS`, `REVALIDATED`, `STALE`).
+    public static let xCache = HTTPField.Name("X-Cache")!
+}
