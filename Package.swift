@@ -168,6 +168,7 @@ let package = Package(
             dependencies: [
                 "Freshet", "FreshetTransports", "FreshetSimulator", "FreshetTestSupport",
                 "GitHubAPI", "HackerNewsAPI", "DaumSearchAPI", "FreshetCache",
+                "FreshetFeeds", // the fuzz tests also feed the apps' HTML-to-text
             ]),
         .testTarget(
             name: "FreshetCacheTests",

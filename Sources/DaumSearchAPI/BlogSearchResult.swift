@@ -43,8 +43,8 @@ public struct BlogSearchResult: Codable, Sendable, Hashable {
 
 /// One blog post of a search result.
 ///
-/// ``title`` and ``contents`` carry `<b>…</b>` highlights and HTML entities as sent; use
-/// ``displayTitle`` and ``displayContents`` for plain text. ``datetime`` is kept as sent so the
+/// ``title`` and ``contents`` carry `<b>…</b>` highlights and HTML entities as sent
+/// (FreshetFeeds' `displayTitle` and `displayContents` give plain text). ``datetime`` is kept as sent so the
 /// post encodes back unchanged; ``date`` is the parsed instant.
 public struct BlogPost: Codable, Sendable, Hashable {
     /// The title, with highlight tags and entities.
@@ -79,12 +79,6 @@ public struct BlogPost: Codable, Sendable, Hashable {
 
     /// The thumbnail URL, or `nil` when there is none.
     public var thumbnailURL: URL? { thumbnail.isEmpty ? nil : URL(string: thumbnail) }
-
-    /// ``title`` without tags, entities decoded.
-    public var displayTitle: String { HTMLText.plainText(title) }
-
-    /// ``contents`` without tags, entities decoded.
-    public var displayContents: String { HTMLText.plainText(contents) }
 }
 
 /// A Kakao API error body, in either of its two shapes.
@@ -146,4 +140,23 @@ public struct KakaoErrorBody: Codable, Sendable, Hashable, Error, CustomStringCo
     public var description: String {
         errorType.map { "\($0): \(message)" } ?? message
     }
+}
+
+/// Reads Kakao's error bodies, in either shape (``KakaoErrorBody``): the message, with the live
+/// service's error type after it (`wrong appKey(null) format (AccessDeniedError)`).
+public struct KakaoErrorBodyReader: ErrorBodyReader {
+    /// The reader.
+    public init() {}
+
+    /// The message of a Kakao error body, if `body` is one.
+    public func message(in body: Data) -> String? {
+        guard !body.isEmpty, let error = try? DaumSearch.decoder.decode(KakaoErrorBody.self, from: body.prefix(64 * 1024))
+        else { return nil }
+        return error.message + (error.errorType.map { " (\($0))" } ?? "")
+    }
+}
+
+extension ErrorBodyReader where Self == KakaoErrorBodyReader {
+    /// Kakao's error bodies (``KakaoErrorBodyReader``).
+    public static var kakao: KakaoErrorBodyReader { KakaoErrorBodyReader() }
 }

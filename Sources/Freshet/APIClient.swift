@@ -22,6 +22,8 @@ public struct APIClient: Sendable {
     public var maxResponseBytes: Int
     /// The decoder handed to endpoints' decoding closures.
     public var decoder: JSONDecoder
+    /// Reads the API's own message out of an error response's body.
+    public var errorBody: any ErrorBodyReader
 
     /// The default body limit: 10 MiB.
     public static let defaultMaxResponseBytes = 10 * 1024 * 1024
@@ -33,7 +35,8 @@ public struct APIClient: Sendable {
         middlewares: [any ClientMiddleware] = [],
         defaultHeaders: HTTPFields = APIClient.standardHeaders,
         maxResponseBytes: Int = APIClient.defaultMaxResponseBytes,
-        decoder: JSONDecoder = JSONDecoder()
+        decoder: JSONDecoder = JSONDecoder(),
+        errorBody: any ErrorBodyReader = .jsonMessage
     ) {
         self.baseURL = baseURL
         self.transport = transport
@@ -41,6 +44,7 @@ public struct APIClient: Sendable {
         self.defaultHeaders = defaultHeaders
         self.maxResponseBytes = maxResponseBytes
         self.decoder = decoder
+        self.errorBody = errorBody
     }
 
     /// `User-Agent: freshet/<version>` and `Accept: application/json`.
@@ -111,7 +115,7 @@ public struct APIClient: Sendable {
     /// Validates and decodes a complete response into a ``Response``.
     private func decoded<Value>(_ endpoint: Endpoint<Value>, response: HTTPResponse, data: Data, url: URL,
                                 report: ExchangeReport.Snapshot) throws -> Response<Value> {
-        try Self.validate(response, body: data, url: url)
+        try Self.validate(response, body: data, url: url, errorBody: errorBody)
         let value: Value
         do {
             value = try endpoint.decode(data, decoder)
@@ -206,10 +210,10 @@ public struct APIClient: Sendable {
     }
 
     /// Accepts 2xx; turns anything else into an ``APIError`` carrying the API's own message.
-    static func validate(_ response: HTTPResponse, body: Data, url: URL) throws(APIError) {
+    static func validate(_ response: HTTPResponse, body: Data, url: URL, errorBody: any ErrorBodyReader) throws(APIError) {
         guard response.status.kind != .successful else { return }
         let shown = Redaction.redact(url)
-        let message = APIErrorBody.message(from: body)
+        let message = errorBody.message(in: body)
         if let limit = RateLimitSignal(response: response) {
             throw .rateLimited(resetAt: limit.resetAt, message: message, url: shown)
         }
@@ -237,30 +241,6 @@ struct RateLimitSignal {
         } else {
             resetAt = nil
         }
-    }
-}
-
-/// The error bodies APIs send: GitHub `{"message": …}`, Kakao `{"errorType", "message"}` and
-/// Kakao's documented `{"code", "msg"}`.
-public enum APIErrorBody {
-    /// The API's own message in `body`, if it has one; GitHub's validation `errors` are appended.
-    public static func message(from body: Data) -> String? {
-        guard !body.isEmpty,
-              let object = try? JSONSerialization.jsonObject(with: body.prefix(64 * 1024)) as? [String: Any]
-        else { return nil }
-        var message = (object["message"] as? String) ?? (object["msg"] as? String)
-        if let errorType = object["errorType"] as? String {
-            message = message.map { "\($0) (\(errorType))" } ?? errorType
-        }
-        if let errors = object["errors"] as? [[String: Any]], !errors.isEmpty {
-            let details = errors.compactMap { error -> String? in
-                if let text = error["message"] as? String { return text }
-                let parts = [error["resource"], error["field"], error["code"]].compactMap { $0 as? String }
-                return parts.isEmpty ? nil : parts.joined(separator: " ")
-            }
-            if !details.isEmpty { message = (message.map { $0 + ": " } ?? "") + details.joined(separator: "; ") }
-        }
-        return message
     }
 }
 

@@ -36,29 +36,96 @@ public struct RateLimitBudget: Sendable, Equatable {
         self.used = used
         self.resetAt = resetAt
     }
+
+    /// How long until the budget resets, when it has nothing left at `now`; `nil` when a request
+    /// may spend it.
+    public func waitIfSpent(at now: Date) -> TimeInterval? {
+        let untilReset = resetAt.timeIntervalSince(now)
+        return remaining <= 0 && untilReset > 0 ? untilReset : nil
+    }
 }
 
-/// The rate-limit budgets a client has seen, per resource. Share one between the middleware
+/// The rate-limit budgets seen, per resource — and, for a proxy serving many users, per
+/// credential — and which resource each part of an API spends. Share one between the middleware
 /// and the code that wants to show or plan around the budget.
+///
+/// Which budget a request spends is learned from the server: the resource an answer names in
+/// `X-RateLimit-Resource` (GitHub: `core`, `search`, `graphql`, …) is remembered for the first
+/// segment of its request path (`/search/…`, `/repos/…`), so the next request there is checked
+/// against the right budget before it is sent. Until a path's resource is known it is
+/// ``defaultResource``. The tracker knows no service.
 public final class RateLimitTracker: Sendable {
-    private let budgets = Mutex<[String: RateLimitBudget]>([:])
+    /// The resource of a path not seen yet, and of budgets whose answer names none.
+    public static let defaultResource = "default"
+
+    private struct Key: Hashable {
+        var credential: Int?
+        var resource: String
+    }
+
+    private struct State {
+        var budgets: [Key: RateLimitBudget] = [:]
+        var resources: [String: String] = [:]
+    }
+
+    private let state = Mutex(State())
 
     /// Creates an empty tracker.
     public init() {}
 
     /// The last budget seen for `resource`.
-    public func budget(for resource: String) -> RateLimitBudget? {
-        budgets.withLock { $0[resource] }
+    /// - Parameter credential: a hash of the credential the budget belongs to, when one tracker
+    ///   serves several (a proxy); `nil` for a client's own.
+    public func budget(for resource: String, credential: Int? = nil) -> RateLimitBudget? {
+        state.withLock { $0.budgets[Key(credential: credential, resource: resource)] }
     }
 
-    /// Every budget seen, by resource.
+    /// Every budget seen for the client's own credential, by resource.
     public var all: [String: RateLimitBudget] {
-        budgets.withLock { $0 }
+        state.withLock { state in
+            Dictionary(state.budgets.filter { $0.key.credential == nil }.map { ($0.key.resource, $0.value) },
+                       uniquingKeysWith: { first, _ in first })
+        }
     }
 
     /// Records a budget read from a response.
-    public func record(_ budget: RateLimitBudget) {
-        budgets.withLock { $0[budget.resource] = budget }
+    public func record(_ budget: RateLimitBudget, credential: Int? = nil) {
+        state.withLock { $0.budgets[Key(credential: credential, resource: budget.resource)] = budget }
+    }
+
+    /// The resource a request to `path` spends, as learned so far (see the type's description).
+    public func resource(forPath path: String) -> String {
+        let segment = Self.firstSegment(path)
+        return state.withLock { $0.resources[segment] } ?? Self.defaultResource
+    }
+
+    /// Remembers that requests to `path` spend `resource`.
+    public func learn(_ resource: String, forPath path: String) {
+        let segment = Self.firstSegment(path)
+        state.withLock { state in
+            if state.resources[segment] != resource { state.resources[segment] = resource }
+        }
+    }
+
+    /// Reads the budget in the fields of `response` to a request to `path`, if any, and records it
+    /// and the resource it names for the path.
+    /// - Parameter resource: the resource the request was checked against, for an answer that
+    ///   names none.
+    /// - Returns: the budget read.
+    @discardableResult
+    public func record(from response: HTTPResponse, path: String, resource: String, credential: Int? = nil)
+        -> RateLimitBudget?
+    {
+        guard let budget = RateLimitBudget(headers: response.headerFields, defaultResource: resource) else { return nil }
+        record(budget, credential: credential)
+        if response.headerFields[.xRateLimitResource] != nil { learn(budget.resource, forPath: path) }
+        return budget
+    }
+
+    /// `/search/repositories?q=x` → `search`.
+    static func firstSegment(_ path: String) -> String {
+        let trimmed = path.drop { $0 == "/" }
+        return String(trimmed.prefix { $0 != "/" && $0 != "?" })
     }
 }
 
@@ -76,8 +143,11 @@ public struct RateLimitMiddleware: ClientMiddleware {
     public var maxWait: Duration
     /// Spread requests evenly over what is left of the window.
     public var pacing: Bool
-    /// Which budget a request spends, known before any response (GitHub: `/search/` → `search`).
-    public var resourceForPath: @Sendable (String) -> String
+    /// Which budget a request spends, given its path; `nil` (the default) asks the tracker,
+    /// which learns it from the server's answers (``RateLimitTracker/resource(forPath:)``).
+    public var resourceForPath: (@Sendable (String) -> String)?
+    /// Reads the API's message out of a rate-limit refusal's body.
+    public var errorBody: any ErrorBodyReader
     private let sleep: @Sendable (Duration) async throws -> Void
     private let now: @Sendable () -> Date
 
@@ -86,7 +156,8 @@ public struct RateLimitMiddleware: ClientMiddleware {
         tracker: RateLimitTracker = RateLimitTracker(),
         maxWait: Duration = .zero,
         pacing: Bool = false,
-        resourceForPath: @escaping @Sendable (String) -> String = RateLimitMiddleware.gitHubResource,
+        resourceForPath: (@Sendable (String) -> String)? = nil,
+        errorBody: any ErrorBodyReader = .jsonMessage,
         sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) },
         now: @escaping @Sendable () -> Date = { Date() }
     ) {
@@ -94,15 +165,9 @@ public struct RateLimitMiddleware: ClientMiddleware {
         self.maxWait = maxWait
         self.pacing = pacing
         self.resourceForPath = resourceForPath
+        self.errorBody = errorBody
         self.sleep = sleep
         self.now = now
-    }
-
-    /// GitHub's resources: `search` for `/search/…`, `graphql` for `/graphql`, else `core`.
-    public static let gitHubResource: @Sendable (String) -> String = { path in
-        if path.hasPrefix("/search/") || path.contains("/search/") { return "search" }
-        if path.hasPrefix("/graphql") { return "graphql" }
-        return "core"
     }
 
     /// Checks the budget, sends, and records what the server reports.
@@ -110,16 +175,14 @@ public struct RateLimitMiddleware: ClientMiddleware {
         _ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String,
         next: @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?)
     ) async throws -> (HTTPResponse, HTTPBody?) {
-        // The resource from the full path (base path + request path) without building a URL;
-        // the URL itself only for messages.
-        let requestPath = request.path.map { $0.split(separator: "?", maxSplits: 1).first.map(String.init) ?? $0 } ?? "/"
-        let basePath = baseURL.path.hasSuffix("/") ? String(baseURL.path.dropLast()) : baseURL.path
-        let resource = resourceForPath(basePath + requestPath)
+        // The resource from the request path without building a URL; the URL only for messages.
+        let path = request.path ?? "/"
+        let resource = resourceForPath?(path) ?? tracker.resource(forPath: path)
         var url: URL? { request.url(relativeTo: baseURL) }
         if let budget = tracker.budget(for: resource) {
             let untilReset = budget.resetAt.timeIntervalSince(now())
-            if budget.remaining <= 0, untilReset > 0 {
-                let wait = Duration.milliseconds(Int64(untilReset * 1000))
+            if let spentFor = budget.waitIfSpent(at: now()) {
+                let wait = Duration.milliseconds(Int64(spentFor * 1000))
                 guard wait <= maxWait else {
                     throw APIError.rateLimited(
                         resetAt: budget.resetAt,
@@ -132,13 +195,11 @@ public struct RateLimitMiddleware: ClientMiddleware {
             }
         }
         let (response, responseBody) = try await next(request, body, baseURL)
-        if let budget = RateLimitBudget(headers: response.headerFields, defaultResource: resource) {
-            tracker.record(budget)
-        }
+        tracker.record(from: response, path: path, resource: resource)
         if response.status.code == 403, let signal = RateLimitSignal(response: response, now: now()) {
             let data = try? await APIClient.collect(responseBody, limit: 64 * 1024, url: url ?? baseURL)
             throw APIError.rateLimited(
-                resetAt: signal.resetAt, message: data.flatMap(APIErrorBody.message(from:)),
+                resetAt: signal.resetAt, message: data.flatMap(errorBody.message(in:)),
                 url: url.map(Redaction.redact) ?? "the server")
         }
         return (response, responseBody)

@@ -1,5 +1,6 @@
 import Foundation
 import Freshet
+import GitHubAPI
 import FreshetCache
 import HTTPTypes
 import Logging
@@ -58,7 +59,7 @@ public final class AppContext: Sendable {
     public func gitHub() -> APIClient {
         var headers = APIClient.standardHeaders
         if let token = configuration.gitHubToken { headers[.authorization] = "Bearer \(token)" }
-        return client(baseURL: configuration.gitHubURL, headers: headers, lifetime: nil)
+        return client(baseURL: configuration.gitHubURL, headers: headers, lifetime: nil, errorBody: .gitHub)
     }
 
     /// A client for GitHub avatar images (``AppConfiguration/avatarsURL``): no credentials (a
@@ -90,21 +91,22 @@ public final class AppContext: Sendable {
         }
         var headers = APIClient.standardHeaders
         headers[.authorization] = DaumSearch.authorizationValue(apiKey: key)
-        return client(baseURL: configuration.kakaoURL, headers: headers, lifetime: nil)
+        return client(baseURL: configuration.kakaoURL, headers: headers, lifetime: nil, errorBody: .kakao)
     }
 
     private func client(baseURL: URL, headers: HTTPFields, lifetime: (@Sendable (URL) -> Double?)?,
                         retry: RetryMiddleware = RetryMiddleware(), rateLimits: RateLimitTracker? = nil,
-                        maxResponseBytes: Int = APIClient.defaultMaxResponseBytes) -> APIClient {
+                        maxResponseBytes: Int = APIClient.defaultMaxResponseBytes,
+                        errorBody: any ErrorBodyReader = .jsonMessage) -> APIClient {
         let cache = CacheMiddleware(
             store: cacheStore,
             options: .init(mode: .private, serveStaleOnFailure: true, lifetimeOverride: lifetime),
             backgroundTransport: transport)
         let middlewares = Middlewares.standard(
-            logger: logger, retry: retry, rateLimit: RateLimitMiddleware(tracker: rateLimits ?? self.rateLimits),
+            logger: logger, retry: retry, rateLimit: RateLimitMiddleware(tracker: rateLimits ?? self.rateLimits, errorBody: errorBody),
             innermost: [cache])
         return APIClient(baseURL: baseURL, transport: transport, middlewares: middlewares, defaultHeaders: headers,
-                         maxResponseBytes: maxResponseBytes)
+                         maxResponseBytes: maxResponseBytes, errorBody: errorBody)
     }
 }
 

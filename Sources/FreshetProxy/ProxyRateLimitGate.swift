@@ -2,24 +2,20 @@ import Foundation
 import Freshet
 import HTTPTypes
 import OpenAPIRuntime
-import Synchronization
 
 /// Keeps the proxy from spending a rate-limit budget the origin said is spent: it reads the
-/// `X-RateLimit-*` fields of every answer, per resource (GitHub's `core`, `search`, …) and per
-/// credential (the `Authorization` value, hashed in memory), and refuses — without a request —
+/// `X-RateLimit-*` fields of every answer into a ``Freshet/RateLimitTracker`` (the client's
+/// budget store), per resource (GitHub's `core`, `search`, …, learned from the origin's answers)
+/// and per credential (the `Authorization` value, hashed in memory), and refuses — without a request —
 /// what would spend a budget with nothing left before its reset, with ``Refusal`` (`429` for the
 /// client, with `Retry-After`). The origin's own answers, `403` and `429` included, pass unchanged.
 final class ProxyRateLimitGate: ClientMiddleware {
-    private let budgets = Mutex<[BudgetKey: RateLimitBudget]>([:])
+    /// The budgets, per credential; which resource a path spends is learned from the origin.
+    let tracker = RateLimitTracker()
     private let now: @Sendable () -> Date
 
     init(now: @escaping @Sendable () -> Date = { Date() }) {
         self.now = now
-    }
-
-    struct BudgetKey: Hashable {
-        var credential: Int
-        var resource: String
     }
 
     /// The request was not sent: the budget it would spend is spent.
@@ -43,20 +39,16 @@ final class ProxyRateLimitGate: ClientMiddleware {
         _ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String,
         next: @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?)
     ) async throws -> (HTTPResponse, HTTPBody?) {
-        let path = request.url(relativeTo: baseURL)?.path ?? request.path ?? "/"
-        let resource = RateLimitMiddleware.gitHubResource(path)
+        let path = request.path ?? "/"
+        let resource = tracker.resource(forPath: path)
         var hasher = Hasher()
         hasher.combine(request.headerFields[values: .authorization])
         let credential = hasher.finalize()
-        let key = BudgetKey(credential: credential, resource: resource)
-        if let budget = budgets.withLock({ $0[key] }), budget.remaining <= 0 {
-            let wait = budget.resetAt.timeIntervalSince(now())
-            if wait > 0 { throw Refusal(budget: budget, retryAfter: Int(wait.rounded(.up))) }
+        if let budget = tracker.budget(for: resource, credential: credential), let wait = budget.waitIfSpent(at: now()) {
+            throw Refusal(budget: budget, retryAfter: Int(wait.rounded(.up)))
         }
         let (response, responseBody) = try await next(request, body, baseURL)
-        if let budget = RateLimitBudget(headers: response.headerFields, defaultResource: resource) {
-            budgets.withLock { $0[BudgetKey(credential: credential, resource: budget.resource)] = budget }
-        }
+        tracker.record(from: response, path: path, resource: resource, credential: credential)
         return (response, responseBody)
     }
 }

@@ -4,7 +4,7 @@ import Freshet
 /// A Hacker News item: a story, comment, job, poll or poll option.
 ///
 /// Only ``id`` is guaranteed; a bare record such as `{"id":1,"time":2,"type":"story"}` decodes,
-/// jobs can lack ``by``, and ``title`` arrives HTML-escaped (use ``displayTitle``).
+/// jobs can lack ``by``, and ``title`` arrives HTML-escaped (FreshetFeeds' `displayTitle` decodes it).
 /// Skip items that are not ``isVisible``.
 public struct HNItem: Codable, Sendable, Hashable, Identifiable {
     /// The item ID.
@@ -21,7 +21,7 @@ public struct HNItem: Codable, Sendable, Hashable, Identifiable {
     public var url: String?
     /// The story's score, or the poll option's votes.
     public var score: Int?
-    /// The title of a story, poll or job, HTML-escaped (see ``displayTitle``).
+    /// The title of a story, poll or job, HTML-escaped, as Hacker News sends it.
     public var title: String?
     /// The total comment count of a story or poll.
     public var descendants: Int?
@@ -74,16 +74,6 @@ public struct HNItem: Codable, Sendable, Hashable, Identifiable {
     /// Whether the item should be shown: neither deleted nor dead.
     public var isVisible: Bool {
         deleted != true && dead != true
-    }
-
-    /// ``title`` with HTML entities decoded (`Q&amp;A` becomes `Q&A`).
-    public var displayTitle: String? {
-        title.map(HTMLText.decodeEntities)
-    }
-
-    /// ``text`` as plain text: paragraphs separated by blank lines, tags removed, entities decoded.
-    public var plainText: String? {
-        text.map(HTMLText.plainText)
     }
 
     /// The kind of an item. Any string is accepted, so a new kind never breaks decoding.

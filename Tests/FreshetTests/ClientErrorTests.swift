@@ -1,5 +1,6 @@
 import Foundation
 import Freshet
+import GitHubAPI
 import FreshetTestSupport
 import Testing
 
@@ -36,6 +37,8 @@ struct ClientErrorTests {
 
     @Test func validationFailedCarriesTheFieldErrors() async throws {
         try await withSimClient { _, client in
+            var client = client
+            client.errorBody = .gitHub
             let result = await Result { () async throws(APIError) in
                 try await client.send(Endpoint<Data>.raw("search", "repositories", query: [QueryItem("q", "")]))
             }

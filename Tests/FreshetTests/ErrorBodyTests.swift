@@ -1,5 +1,7 @@
 import Foundation
 import Freshet
+import GitHubAPI
+import DaumSearchAPI
 import FreshetSimulator
 import FreshetTestSupport
 import FreshetTransports
@@ -8,20 +10,33 @@ import Testing
 
 @Suite("Error bodies, redaction and transports")
 struct ErrorBodyTests {
-    @Test("The API's own message is found in every error shape", arguments: [
-        (#"{"message":"Not Found","documentation_url":"https://docs.github.com/rest"}"#, "Not Found"),
-        (#"{"errorType":"AccessDeniedError","message":"wrong appKey(null) format"}"#, "wrong appKey(null) format (AccessDeniedError)"),
-        (#"{"code":-401,"msg":"invalid appkey"}"#, "invalid appkey"),
-        (#"{"message":"Validation Failed","errors":[{"resource":"Search","field":"q","code":"missing"}]}"#, "Validation Failed: Search q missing"),
+    @Test("Each service's reader finds the API's own message in its error shapes", arguments: [
+        (#"{"message":"Not Found","documentation_url":"https://docs.github.com/rest"}"#, "generic", "Not Found"),
+        (#"{"message":"Not Found","documentation_url":"https://docs.github.com/rest"}"#, "github", "Not Found"),
+        (#"{"message":"Validation Failed","errors":[{"resource":"Search","field":"q","code":"missing"}]}"#, "github",
+         "Validation Failed: Search q missing"),
+        (#"{"message":"Validation Failed","errors":[{"resource":"Search","field":"q","code":"missing"}]}"#, "generic",
+         "Validation Failed"),
+        (#"{"errorType":"AccessDeniedError","message":"wrong appKey(null) format"}"#, "kakao", "wrong appKey(null) format (AccessDeniedError)"),
+        (#"{"code":-401,"msg":"invalid appkey"}"#, "kakao", "invalid appkey"),
     ])
-    func apiMessage(body: String, message: String) {
-        #expect(APIErrorBody.message(from: Data(body.utf8)) == message)
+    func apiMessage(body: String, reader: String, message: String) {
+        #expect(Self.reader(reader).message(in: Data(body.utf8)) == message)
     }
 
-    @Test func noMessageInNonJSONBodies() {
-        #expect(APIErrorBody.message(from: Data("<html>502</html>".utf8)) == nil)
-        #expect(APIErrorBody.message(from: Data()) == nil)
-        #expect(APIErrorBody.message(from: Data("[1,2]".utf8)) == nil)
+    static func reader(_ name: String) -> any ErrorBodyReader {
+        switch name {
+        case "github": GitHubErrorBody()
+        case "kakao": KakaoErrorBodyReader()
+        default: JSONMessageErrorBody()
+        }
+    }
+
+    @Test(arguments: ["generic", "github", "kakao"])
+    func noMessageInNonJSONBodies(reader: String) {
+        for body in ["<html>502</html>", "", "[1,2]", #"{"code":-1}"#] {
+            #expect(Self.reader(reader).message(in: Data(body.utf8)) == nil, "\(reader): \(body)")
+        }
     }
 
     @Test func secretsAreRedactedFromURLs() throws {

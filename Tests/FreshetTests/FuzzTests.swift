@@ -1,6 +1,7 @@
 import DaumSearchAPI
 import Foundation
 import Freshet
+import FreshetFeeds
 import FreshetCache
 import FreshetSimulator
 import FreshetTestSupport
@@ -272,7 +273,7 @@ struct FuzzTests {
         } catch {
             // Encoding back may refuse a value (e.g. a non-finite number); that is not a crash.
         }
-        _ = APIErrorBody.message(from: data)
+        _ = (JSONMessageErrorBody().message(in: data), GitHubErrorBody().message(in: data), KakaoErrorBodyReader().message(in: data))
     }
 
     @Test("Mutated JSON bodies of every model decode or fail with a typed error — never crash")

@@ -387,6 +387,7 @@ struct RateLimitWaitTests {
         let now = Date()
         let tracker = RateLimitTracker()
         tracker.record(RateLimitBudget(resource: "core", limit: 60, remaining: 0, resetAt: now.addingTimeInterval(30)))
+        tracker.learn("core", forPath: "/users")
         let middleware = RateLimitMiddleware(tracker: tracker, maxWait: .seconds(60), sleep: sleeper.sleep, now: { now })
         try await withSimClient(middlewares: [middleware]) { sim, client in
             _ = try await client.send(Endpoint<Login>.get("users", "octocat"))
@@ -400,6 +401,7 @@ struct RateLimitWaitTests {
         let now = Date()
         let tracker = RateLimitTracker()
         tracker.record(RateLimitBudget(resource: "search", limit: 10, remaining: 0, resetAt: now.addingTimeInterval(45)))
+        tracker.learn("search", forPath: "/search/code")
         let middleware = RateLimitMiddleware(tracker: tracker, maxWait: .seconds(10), now: { now })
         try await withSimClient(middlewares: [middleware]) { sim, client in
             let result = await Result { () async throws(APIError) in
@@ -416,12 +418,28 @@ struct RateLimitWaitTests {
         }
     }
 
+    @Test("Which budget a path spends is learned from the server's X-RateLimit-Resource, per first path segment")
+    func resourcesAreLearned() async throws {
+        let tracker = RateLimitTracker()
+        #expect(tracker.resource(forPath: "/search/repositories") == RateLimitTracker.defaultResource)
+        try await withSimClient(middlewares: [RateLimitMiddleware(tracker: tracker)]) { _, client in
+            _ = try await client.send(Endpoint<Data>.raw("search", "repositories", query: [QueryItem("q", "swift")]))
+            #expect(tracker.resource(forPath: "/search/code?q=x") == "search")
+            #expect(tracker.resource(forPath: "/users/octocat") == RateLimitTracker.defaultResource)
+            _ = try await client.send(Endpoint<Login>.get("users", "octocat"))
+            #expect(tracker.resource(forPath: "/users/someone") == "core")
+            #expect(tracker.budget(for: "search") != nil && tracker.budget(for: "core") != nil)
+            #expect(tracker.budget(for: RateLimitTracker.defaultResource) == nil, "both answers named their resource")
+        }
+    }
+
     @Test("Pacing spreads the remaining budget over the window")
     func pacing() async throws {
         let sleeper = SleepRecorder()
         let now = Date()
         let tracker = RateLimitTracker()
         tracker.record(RateLimitBudget(resource: "core", limit: 60, remaining: 9, resetAt: now.addingTimeInterval(100)))
+        tracker.learn("core", forPath: "/users/someone")
         let middleware = RateLimitMiddleware(tracker: tracker, pacing: true, sleep: sleeper.sleep, now: { now })
         try await withSimClient(middlewares: [middleware]) { _, client in
             _ = try await client.send(Endpoint<Login>.get("users", "octocat"))

@@ -26,7 +26,6 @@ private func decodeItem(_ json: String) throws -> HNItem? {
     #expect(item.time == 1_175_714_200)
     #expect(item.date == Date(timeIntervalSince1970: 1_175_714_200))
     #expect(item.title == "My YC app: Dropbox - Throw away your USB drive")
-    #expect(item.displayTitle == "My YC app: Dropbox - Throw away your USB drive")
     #expect(item.type == .story)
     #expect(item.url == "http://www.getdropbox.com/u/2/screencast.html")
     #expect(item.isVisible)
@@ -45,7 +44,6 @@ private func decodeItem(_ json: String) throws -> HNItem? {
     #expect(item == HNItem(id: 1, type: .story, time: 2))
     #expect(item.by == nil)
     #expect(item.title == nil)
-    #expect(item.displayTitle == nil)
     #expect(item.kids == nil)
     #expect(item.date == Date(timeIntervalSince1970: 2))
     #expect(item.isVisible)
@@ -64,35 +62,13 @@ private func decodeItem(_ json: String) throws -> HNItem? {
     #expect(item.type == .job)
     #expect(item.by == nil)
     #expect(item.score == 6)
-    #expect(item.plainText == "Justin.tv is looking for a Lead Flash Engineer!")
+    #expect(item.text == "Justin.tv is looking for a <i>Lead Flash Engineer</i>!")
 }
 
 @Test func unknownItemTypeDecodes() throws {
     let item = try #require(try decodeItem(#"{"id": 3, "type": "launch"}"#))
     #expect(item.type?.rawValue == "launch")
     #expect(item.type != .story)
-}
-
-@Test func htmlEscapedTitleIsDecodedForDisplay() throws {
-    let item = try #require(try decodeItem(#"{"id": 7, "type": "story", "title": "Ask HN: Q&amp;A &lt;b&gt; &quot;x&quot; it&#x27;s it&#39;s &#8212; &#X2014;"}"#))
-    #expect(item.title == "Ask HN: Q&amp;A &lt;b&gt; &quot;x&quot; it&#x27;s it&#39;s &#8212; &#X2014;")
-    #expect(item.displayTitle == "Ask HN: Q&A <b> \"x\" it's it's \u{2014} \u{2014}")
-}
-
-@Test func entityDecodingLeavesNonReferencesAlone() {
-    #expect(HTMLText.decodeEntities("AT&T; R&D") == "AT&T; R&D")
-    #expect(HTMLText.decodeEntities("&bogus; &#xZZ; &#; &") == "&bogus; &#xZZ; &#; &")
-    #expect(HTMLText.decodeEntities("&&amp;&amp;amp;") == "&&&amp;")
-    #expect(HTMLText.decodeEntities("&#1114112;") == "&#1114112;")  // beyond Unicode
-    #expect(HTMLText.decodeEntities("no entities") == "no entities")
-    #expect(HTMLText.decodeEntities("&apos;&nbsp;") == "'\u{00A0}")
-}
-
-@Test func commentTextAsPlainText() throws {
-    let html = #"First &gt; second.<p>See <a href="https://x.example/a?b=1&amp;c=2" rel="nofollow">https://x.example/a?b=1&amp;c=2</a><p>Code: <pre><code>  a &lt; b</code></pre>"#
-    #expect(HTMLText.plainText(html) == "First > second.\n\nSee https://x.example/a?b=1&c=2\n\nCode:   a < b")
-    #expect(HTMLText.plainText("one<br>two") == "one\ntwo")
-    #expect(HTMLText.plainText("a < b") == "a < b")
 }
 
 @Test func deletedAndDeadItemsAreNotVisible() throws {

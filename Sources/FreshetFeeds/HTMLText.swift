@@ -1,6 +1,8 @@
 import Foundation
 
-/// Turns the HTML that APIs send (Hacker News comments and titles, Kakao snippets) into text for people.
+/// Turns the HTML that APIs send (Hacker News comments and titles, Kakao snippets) into text for
+/// people. Presentation, so it lives with the apps: the network layer and the API modules pass
+/// such fields on as the services sent them.
 public enum HTMLText {
     private static let named: [Substring: Character] = [
         "amp": "&", "lt": "<", "gt": ">", "quot": "\"", "apos": "'", "nbsp": "\u{00A0}",
