@@ -3,7 +3,6 @@ import Foundation
 import Freshet
 import FreshetFeeds
 import HackerNewsAPI
-@preconcurrency import Rainbow
 
 struct HNCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -103,7 +102,7 @@ struct HNCommand: AsyncParsableCommand {
             printError("no stories in the \(storyList.rawValue) list.")
         } else {
             let header = Terminal.stdoutIsTTY
-            output(HNFormat.storyLines(page.stories, width: Terminal.width, header: header).joined(separator: "\n"))
+            output(HNFormat.storyLines(page.stories, width: Terminal.width, header: header, color: Terminal.colorEnabled).joined(separator: "\n"))
         }
         if !page.skipped.isEmpty {
             let count = page.skipped.count
@@ -137,7 +136,7 @@ struct HNCommand: AsyncParsableCommand {
         if common.json {
             try printJSON(thread, encoder: HackerNews.encoder)
         } else {
-            output(HNFormat.threadLines(thread, width: Terminal.width).joined(separator: "\n"))
+            output(HNFormat.threadLines(thread, width: Terminal.width, color: Terminal.colorEnabled).joined(separator: "\n"))
         }
         reportFailures(thread.failures, noun: "comments")
         if let reason = Self.staleSummary(thread.staleReasons) {
@@ -194,173 +193,5 @@ final class ProgressLine {
         guard drawn else { return }
         drawn = false
         FileHandle.standardError.write(Data("\r\u{1B}[2K".utf8))
-    }
-}
-
-/// How Hacker News looks in a terminal.
-enum HNFormat {
-    /// One aligned row per story: rank, score, title, site, author, age, comment count; cut to
-    /// `width`. With `header`, a first line names the columns.
-    static func storyLines(_ stories: [RankedStory], width: Int, header: Bool, now: Date = Date()) -> [String] {
-        var rows = stories.map { story -> [String] in
-            let item = story.item
-            return [
-                "\(story.rank).", item.score.map(String.init) ?? "",
-                item.displayTitle.map(singleLine) ?? "(untitled)", singleLine(story.domain), singleLine(item.by ?? ""),
-                item.date.map { TextLayout.relativeTime($0, now: now) } ?? "",
-                item.descendants.map(String.init) ?? "",
-            ]
-        }
-        var names = ["#", "score", "title", "site", "by", "age", "comments"]
-        var caps: [Int?] = [nil, nil, nil, 22, 15, nil, nil]
-        func drop(_ column: Int) {
-            for index in rows.indices { rows[index].remove(at: column) }
-            names.remove(at: column)
-            caps.remove(at: column)
-        }
-        // A column empty in every row (no comment counts among jobs) gives its room to the title.
-        for column in (0..<names.count).reversed() where names[column] != "title" {
-            if rows.allSatisfy({ $0[column].isEmpty }) { drop(column) }
-        }
-        if header { rows.insert(names, at: 0) }
-        // On a narrow terminal the site, then the author, then the age make way for the title.
-        var titleWidth = 0
-        for expendable in ["", "site", "by", "age"] {
-            if let column = names.firstIndex(of: expendable) { drop(column) }
-            var fixed = 0
-            for column in names.indices where names[column] != "title" {
-                let widest = rows.map { TextLayout.width($0[column]) }.max() ?? 0
-                fixed += min(widest, caps[column] ?? .max)
-            }
-            titleWidth = width - fixed - 2 * (names.count - 1)
-            if titleWidth >= 30 { break }
-        }
-        let titleColumn = names.firstIndex(of: "title") ?? 0
-        caps[titleColumn] = max(20, titleWidth)
-        let alignRight: Set<String> = ["#", "score", "age", "comments"]
-        let right = Set(names.indices.filter { alignRight.contains(names[$0]) })
-        let lines = TextLayout.columns(rows, widths: caps, alignRight: right).map { line in
-            var line = TextLayout.truncate(line, to: width)
-            while line.last == " " { line.removeLast() }
-            return line
-        }
-        guard header, Terminal.colorEnabled, let first = lines.first else { return lines }
-        return [first.dim] + lines.dropFirst()
-    }
-
-    /// The item's header and text, then every comment indented two spaces per level.
-    static func threadLines(_ thread: CommentThread, width: Int, now: Date = Date()) -> [String] {
-        let root = thread.root
-        var lines: [String] = []
-        if let title = root.displayTitle {
-            lines.append(Terminal.colorEnabled ? singleLine(title).bold : singleLine(title))
-        }
-        if let url = root.url, !url.isEmpty { lines.append(url) }
-        var meta: [String] = []
-        if let score = root.score, root.type != .comment { meta.append("\(score) point\(score == 1 ? "" : "s")") }
-        var byline = root.by.map { "by \($0)" } ?? ""
-        if let date = root.date { byline += (byline.isEmpty ? "" : " ") + TextLayout.relativeTime(date, now: now) }
-        if !byline.isEmpty { meta.append(byline) }
-        if let count = root.descendants { meta.append("\(count) comment\(count == 1 ? "" : "s")") }
-        if root.type == .comment, let parent = root.parent { meta.append("reply to \(parent)") }
-        if root.deleted == true { meta.append("[deleted]") }
-        if root.dead == true { meta.append("[dead]") }
-        meta.append("id \(root.id)")
-        lines.append(meta.joined(separator: " | "))
-        if let text = root.text, !text.isEmpty {
-            lines.append("")
-            lines += textLines(text, indent: 0, width: width)
-        }
-        if !thread.pollOptions.isEmpty {
-            lines.append("")
-            let rows = thread.pollOptions.map { option in
-                ["  " + (option.text.map(CommentText.plain) ?? "?"), option.score.map { "\($0)" } ?? ""]
-            }
-            lines += TextLayout.columns(rows, alignRight: [1])
-        }
-        for node in thread.flattened {
-            let indent = 2 * (node.depth + 1)
-            let pad = String(repeating: " ", count: indent)
-            let item = node.item
-            lines.append("")
-            var parts: [String] = []
-            if item.deleted == true {
-                parts.append("[deleted]")
-            } else if item.dead == true {
-                parts.append("[dead]")
-            } else {
-                parts.append(item.by ?? "?")
-            }
-            if let date = item.date, item.isVisible { parts.append(TextLayout.relativeTime(date, now: now)) }
-            parts.append("id \(item.id)")
-            let header = TextLayout.truncate(pad + parts.joined(separator: " · "), to: width)
-            lines.append(Terminal.colorEnabled ? header.dim : header)
-            if item.isVisible, let text = item.text {
-                lines += textLines(text, indent: indent, width: width)
-            }
-        }
-        return lines
-    }
-
-    /// Comment HTML as wrapped lines, each starting with `indent` spaces; blank lines between
-    /// paragraphs, code blocks kept as they are.
-    static func textLines(_ html: String, indent: Int, width: Int) -> [String] {
-        let pad = String(repeating: " ", count: indent)
-        let available = max(20, width - indent)
-        var lines: [String] = []
-        for (index, block) in CommentText.blocks(html).enumerated() {
-            if index > 0 { lines.append("") }
-            switch block {
-            case .paragraph(let text):
-                lines += wrap(singleLine(text), width: available).map { pad + $0 }
-            case .code(let text):
-                lines += text.split(separator: "\n", omittingEmptySubsequences: false).map { pad + singleLine(String($0)) }
-            }
-        }
-        return lines
-    }
-
-    /// `text` broken into lines of at most `width` columns at spaces; a longer word (a URL)
-    /// gets a line of its own.
-    static func wrap(_ text: String, width: Int) -> [String] {
-        var lines: [String] = []
-        var line = ""
-        var used = 0
-        for word in text.split(separator: " ") {
-            let columns = TextLayout.width(word)
-            if used > 0, used + 1 + columns > width {
-                lines.append(line)
-                line = ""
-                used = 0
-            }
-            if used > 0 {
-                line += " "
-                used += 1
-            }
-            line += word
-            used += columns
-        }
-        if !line.isEmpty { lines.append(line) }
-        return lines
-    }
-
-    /// Control characters (newlines, tabs, escapes) replaced by spaces: a title is one line.
-    static func singleLine(_ text: String) -> String {
-        // The control characters (general category Cc) are exactly U+0000–U+001F and U+007F–U+009F:
-        // in UTF-8, bytes 00–1F and 7F, and C2 80–C2 9F. Text without them is returned as it is.
-        var utf8 = text.utf8.makeIterator()
-        var previous: UInt8 = 0
-        var clean = true
-        while let byte = utf8.next() {
-            if byte < 0x20 || byte == 0x7F || (previous == 0xC2 && byte < 0xA0) {
-                clean = false
-                break
-            }
-            previous = byte
-        }
-        if clean { return text }
-        return String(String.UnicodeScalarView(text.unicodeScalars.map { scalar in
-            scalar.value < 0x20 || (0x7F..<0xA0).contains(scalar.value) ? " " : scalar
-        }))
     }
 }

@@ -43,7 +43,7 @@ struct RepoCommand: AsyncParsableCommand {
         if common.json {
             try printJSON(response.value, encoder: GitHub.encoder)
         } else {
-            output(GitHubFormat.repositoryLines(response.value).joined(separator: "\n"))
+            output(GitHubFormat.repositoryLines(response.value, color: Terminal.colorEnabled).joined(separator: "\n"))
         }
         if response.cache == .stale {
             try finishStale(reason: response.staleReason ?? "the server could not be used", allowStale: common.allowStale)

@@ -139,6 +139,6 @@ struct RepositorySearchContent: SearchScreenContent {
 
     func explain(_ error: APIError) -> String {
         if case .rateLimited = error { return defaultExplanation(error) + " (30 a minute with GITHUB_TOKEN)" }
-        return SearchScreenText.singleLine(ReposCommand.explainSearch(error, query: nil))
+        return TextLayout.singleLine(ReposCommand.explainSearch(error, query: nil))
     }
 }

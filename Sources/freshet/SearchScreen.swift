@@ -37,7 +37,7 @@ extension SearchScreenContent {
             }
             return text
         }
-        return SearchScreenText.singleLine(error.description)
+        return TextLayout.singleLine(error.description)
     }
 }
 
@@ -215,12 +215,4 @@ private enum SearchScreenEvent<Results: Sendable>: Sendable {
     case update(SearchUpdate<Results>)
     case tick
     case inputEnded
-}
-
-/// Text helpers for the screen.
-enum SearchScreenText {
-    /// Line breaks and tabs as spaces.
-    static func singleLine(_ text: String) -> String {
-        String(text.map { $0.isNewline || $0 == "\t" ? " " : $0 })
-    }
 }

@@ -50,7 +50,7 @@ struct UserCommand: AsyncParsableCommand {
             if let avatar = await avatar(for: response.value, context: context, offline: response.cache == .stale) {
                 output(avatar)
             }
-            output(GitHubFormat.userLines(response.value).joined(separator: "\n"))
+            output(GitHubFormat.userLines(response.value, color: Terminal.colorEnabled).joined(separator: "\n"))
         }
         if response.cache == .stale {
             try finishStale(reason: response.staleReason ?? "the server could not be used", allowStale: common.allowStale)

@@ -107,4 +107,25 @@ public enum TextLayout {
             }.joined(separator: "  ")
         }
     }
+
+    /// Control characters (newlines, tabs, escapes) replaced by spaces: one line of text, whatever
+    /// a service sent.
+    public static func singleLine(_ text: String) -> String {
+        // The control characters (general category Cc) are exactly U+0000–U+001F and U+007F–U+009F:
+        // in UTF-8, bytes 00–1F and 7F, and C2 80–C2 9F. Text without them is returned as it is.
+        var utf8 = text.utf8.makeIterator()
+        var previous: UInt8 = 0
+        var clean = true
+        while let byte = utf8.next() {
+            if byte < 0x20 || byte == 0x7F || (previous == 0xC2 && byte < 0xA0) {
+                clean = false
+                break
+            }
+            previous = byte
+        }
+        if clean { return text }
+        return String(String.UnicodeScalarView(text.unicodeScalars.map { scalar in
+            scalar.value < 0x20 || (0x7F..<0xA0).contains(scalar.value) ? " " : scalar
+        }))
+    }
 }

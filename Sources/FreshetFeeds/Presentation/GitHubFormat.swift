@@ -1,17 +1,16 @@
 import Foundation
-import FreshetFeeds
 import GitHubAPI
 @preconcurrency import Rainbow
 
 /// How GitHub users and repositories look in the terminal.
-enum GitHubFormat {
+public enum GitHubFormat {
     /// The width of the label column in profiles.
-    static let labelWidth = 13
+    public static let labelWidth = 13
 
     // MARK: - Users
 
     /// `freshet user`: name and login, then one labelled line per field that is set.
-    static func userLines(_ user: GitHubUser, now: Date = Date(), color: Bool = Terminal.colorEnabled) -> [String] {
+    public static func userLines(_ user: GitHubUser, now: Date = Date(), color: Bool) -> [String] {
         var heading = user.name.map { "\($0) (\(user.login))" } ?? user.login
         if user.isOrganization { heading += " · organization" }
         var lines = [color ? heading.bold : heading]
@@ -19,7 +18,7 @@ enum GitHubFormat {
             guard let value, !value.isEmpty else { return }
             lines.append(labelled(label, value, color: color))
         }
-        add("bio", user.bio.map(singleLine))
+        add("bio", user.bio.map(TextLayout.singleLine))
         add("company", user.company)
         add("location", user.location)
         add("blog", user.blog)
@@ -34,9 +33,9 @@ enum GitHubFormat {
     // MARK: - Repositories
 
     /// `freshet repo`: the repository's facts, one labelled line each.
-    static func repositoryLines(_ repo: GitHubRepository, now: Date = Date(), color: Bool = Terminal.colorEnabled) -> [String] {
+    public static func repositoryLines(_ repo: GitHubRepository, now: Date = Date(), color: Bool) -> [String] {
         var lines = [color ? repo.fullName.bold : repo.fullName]
-        if let description = repo.description, !description.isEmpty { lines.append(singleLine(description)) }
+        if let description = repo.description, !description.isEmpty { lines.append(TextLayout.singleLine(description)) }
         func add(_ label: String, _ value: String?) {
             guard let value, !value.isEmpty else { return }
             lines.append(labelled(label, value, color: color))
@@ -56,9 +55,9 @@ enum GitHubFormat {
     }
 
     /// One search result on one line: stars, name, language, description, cut to `width`.
-    static func searchRows(_ repos: [GitHubRepository], width: Int) -> [String] {
+    public static func searchRows(_ repos: [GitHubRepository], width: Int) -> [String] {
         let rows = repos.map { repo in
-            ["★ " + compact(repo.stargazersCount), repo.fullName, repo.language ?? "", singleLine(repo.description ?? "")]
+            ["★ " + compact(repo.stargazersCount), repo.fullName, repo.language ?? "", TextLayout.singleLine(repo.description ?? "")]
         }
         return TextLayout.columns(rows, widths: [8, 38, 12, nil], alignRight: [0]).map {
             TextLayout.truncate($0, to: width)
@@ -66,7 +65,7 @@ enum GitHubFormat {
     }
 
     /// "1,234 repositories match "swift"" (or "no repositories match …").
-    static func searchSummary(_ result: RepositorySearchResult, query: String, shown: Int? = nil) -> String {
+    public static func searchSummary(_ result: RepositorySearchResult, query: String, shown: Int? = nil) -> String {
         guard result.totalCount > 0 else { return "no repositories match “\(query)”" }
         let noun = result.totalCount == 1 ? "repository matches" : "repositories match"
         var text = "\(number(result.totalCount)) \(noun) “\(query)”"
@@ -77,13 +76,13 @@ enum GitHubFormat {
 
     // MARK: - Pieces
 
-    static func labelled(_ label: String, _ value: String, color: Bool) -> String {
+    public static func labelled(_ label: String, _ value: String, color: Bool) -> String {
         let padded = TextLayout.pad(label, to: labelWidth)
         return (color ? padded.dim : padded) + value
     }
 
     /// `12,345`, without depending on the locale.
-    static func number(_ value: Int) -> String {
+    public static func number(_ value: Int) -> String {
         let digits = String(value.magnitude)
         var out = ""
         for (index, character) in digits.enumerated() {
@@ -94,7 +93,7 @@ enum GitHubFormat {
     }
 
     /// `999`, `1.2k`, `41.0k`, `1.3m`.
-    static func compact(_ value: Int) -> String {
+    public static func compact(_ value: Int) -> String {
         switch value {
         case ..<1000: return String(value)
         case ..<1_000_000: return String(format: "%.1fk", Double(value) / 1000)
@@ -103,17 +102,17 @@ enum GitHubFormat {
     }
 
     /// "2011-01-25, 13 years ago" (the day in the local time zone).
-    static func dateAndAge(_ date: Date, now: Date = Date(), timeZone: TimeZone = .current) -> String {
+    public static func dateAndAge(_ date: Date, now: Date = Date(), timeZone: TimeZone = .current) -> String {
         "\(day(date, timeZone: timeZone)), \(age(date, now: now))"
     }
 
     /// `yyyy-MM-dd` in `timeZone`, independent of the locale.
-    static func day(_ date: Date, timeZone: TimeZone = .current) -> String {
+    public static func day(_ date: Date, timeZone: TimeZone = .current) -> String {
         String(BlogText.dateTime(date, timeZone: timeZone).prefix(10))
     }
 
     /// "just now", "5 minutes ago", "3 hours ago", "2 days ago", "4 months ago", "13 years ago".
-    static func age(_ date: Date, now: Date = Date()) -> String {
+    public static func age(_ date: Date, now: Date = Date()) -> String {
         let seconds = Int(now.timeIntervalSince(date))
         guard seconds >= 60 else { return seconds > -60 ? "just now" : "in the future" }
         func unit(_ count: Int, _ name: String) -> String { "\(count) \(name)\(count == 1 ? "" : "s") ago" }
@@ -124,10 +123,5 @@ enum GitHubFormat {
         case ..<(86_400 * 365): return unit(seconds / (86_400 * 30), "month")
         default: return unit(seconds / (86_400 * 365), "year")
         }
-    }
-
-    /// Line breaks and tabs as spaces.
-    static func singleLine(_ text: String) -> String {
-        String(text.map { $0.isNewline || $0 == "\t" ? " " : $0 })
     }
 }

@@ -2,29 +2,8 @@ import DaumSearchAPI
 import Foundation
 import Freshet
 import FreshetFeeds
-@preconcurrency import Rainbow
 
-/// How blog search results and failures are told in the terminal.
-enum BlogFormat {
-    /// "8,361 posts for “스위프트” · page 1 · sorted by title".
-    static func summary(_ result: BlogSearchResult, query: String, order: BlogSortOrder) -> String {
-        let total = result.meta.totalCount
-        var text = "\(GitHubFormat.number(total)) post\(total == 1 ? "" : "s") for “\(query)”"
-        if result.documents.count < total { text += " (showing \(result.documents.count))" }
-        return text + " · sorted by \(order.rawValue)"
-    }
-
-    /// One post in full: title, blog and date, URL, snippet.
-    static func details(_ post: BlogPost, color: Bool) -> [String] {
-        let date = post.date.map { BlogText.dateTime($0) } ?? post.datetime
-        var lines = [BlogText.render(post.title, bold: color)]
-        lines.append("\(post.blogname) · \(date)")
-        lines.append(post.url)
-        let snippet = BlogText.render(post.contents, bold: color)
-        if !snippet.isEmpty { lines.append(snippet) }
-        return lines
-    }
-
+extension BlogFormat {
     /// A person's explanation of a failed blog search: both Kakao error shapes arrive as the
     /// API's message in ``APIError/httpStatus(code:message:url:)``.
     static func explain(_ error: APIError) -> String {
@@ -73,7 +52,7 @@ struct BlogSearchContent: SearchScreenContent {
     }
 
     func explain(_ error: APIError) -> String {
-        secret.redact(SearchScreenText.singleLine(BlogFormat.explain(error)))
+        secret.redact(TextLayout.singleLine(BlogFormat.explain(error)))
     }
 
     mutating func handle(_ key: Key) -> Bool {
