@@ -2,7 +2,7 @@
 import PackageDescription
 
 // Freshet: a typed, cache-aware HTTP API client for Swift 6, and terminal apps built on it.
-// Module rules (shared/DESIGN.md §1): `Freshet` depends only on swift-openapi-runtime,
+// Module rules (docs/ARCHITECTURE.md §1): `Freshet` depends only on swift-openapi-runtime,
 // swift-http-types, swift-log and swift-async-algorithms — no NIO, GRDB or Hummingbird.
 // The NIO-based default transport lives in `FreshetTransports` so an iOS app can take
 // `Freshet` alone with `URLSessionTransport`.

@@ -6,7 +6,7 @@ import HackerNewsAPI
 import DaumSearchAPI
 
 /// Where the apps' APIs live and which credentials they use, read from the environment
-/// (shared/DESIGN.md §5). Flags override it by setting the properties.
+/// (docs/ARCHITECTURE.md §5). Flags override it by setting the properties.
 public struct AppConfiguration: Sendable {
     /// GitHub REST API base (`FRESHET_GITHUB_URL`, default `https://api.github.com`).
     public var gitHubURL: URL

@@ -10,7 +10,7 @@ import Synchronization
 /// client. It knows nothing of the HTTP server in front of it.
 ///
 /// The outbound chain, outermost first: retry → cache → rate-limit gate → transport. It differs
-/// from the apps' chain (shared/DESIGN.md §3) on purpose:
+/// from the apps' chain (docs/ARCHITECTURE.md §2, §4) on purpose:
 /// - no redirect middleware: a reverse proxy passes `3xx` through to the client;
 /// - retry only when no connection to the origin could be made, never on a status or after the
 ///   request may have reached the origin: the origin's `5xx` reaches the client as the origin sent

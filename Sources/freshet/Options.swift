@@ -80,7 +80,7 @@ enum TransportChoice: String, ExpressibleByArgument, CaseIterable {
     case urlsession
 }
 
-/// Exit statuses of the CLI contract (shared/DESIGN.md §5).
+/// Exit statuses of the CLI contract (docs/ARCHITECTURE.md §5).
 enum ExitStatus {
     /// Usage or other error.
     static let failure = ExitCode(1)
