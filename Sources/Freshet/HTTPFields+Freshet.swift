@@ -94,3 +94,11 @@ extension StringProtocol {
     /// The text without leading and trailing spaces and tabs (HTTP's optional whitespace).
     package func trimmingOWS() -> String { String(self)[...].trimmingOWS() }
 }
+
+extension HTTPField.Name {
+    /// The hop-by-hop fields (RFC 9110 §7.6.1), lowercased: they concern one connection, so a
+    /// cache never stores them and a proxy never forwards them (nor the fields `Connection` lists).
+    public static let hopByHop: Set<String> = [
+        "connection", "keep-alive", "proxy-connection", "te", "trailer", "transfer-encoding", "upgrade",
+    ]
+}

@@ -94,7 +94,7 @@ struct ContentRange: Equatable {
     }
 }
 
-extension CacheMiddleware {
+extension CachePolicy {
     /// How a stored response answers a request with `Range` (RFC 9110 §14, RFC 9111 §3.4).
     enum RangeAnswer {
         /// A `206` made from the stored response.

@@ -79,6 +79,9 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource {
     private let now: @Sendable () -> Date
     private let memo = StoredFacts()
 
+    /// The RFC 9111 decisions with these options.
+    var policy: CachePolicy { CachePolicy(options: options, memo: memo) }
+
     /// Creates the middleware.
     public init(store: any CacheStore, options: Options = .init(), backgroundTransport: (any ClientTransport)? = nil,
                 now: @escaping @Sendable () -> Date = { Date() }) {
@@ -87,12 +90,6 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource {
         self.backgroundTransport = backgroundTransport
         self.now = now
     }
-
-    /// Fields never stored (RFC 9110 §7.6.1 hop-by-hop, and the proxy credentials fields).
-    static let unstoredFields: Set<String> = [
-        "connection", "keep-alive", "proxy-connection", "te", "transfer-encoding", "upgrade",
-        "proxy-authenticate", "proxy-authorization", "trailer",
-    ]
 
     // MARK: - The middleware
 
@@ -106,10 +103,10 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource {
         guard request.method == .get || request.method == .head else {
             let requestTime = now()
             let (response, responseBody) = try await next(request, body, baseURL)
-            if !Self.isSafe(request.method), (200..<400).contains(response.status.code) {
+            if !CachePolicy.isSafe(request.method), (200..<400).contains(response.status.code) {
                 await invalidate(url, response: response)
             }
-            if request.method == .post, isReusablePostResponse(response, url: url) {
+            if request.method == .post, policy.isReusablePostResponse(response, url: url) {
                 // RFC 9110 §9.3.3: stored as the answer to a GET of the same URI.
                 var asGet = request
                 asGet.method = .get
@@ -139,8 +136,8 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource {
             }
             if rangeValue == nil {
                 if request.method == .get, let transport = backgroundTransport,
-                   let window = storedControl(stored).staleWhileRevalidate,
-                   freshness.staleness <= Double(window), !forbidsStale(stored, overridden: overrides(url)) {
+                   let window = policy.storedControl(stored).staleWhileRevalidate,
+                   freshness.staleness <= Double(window), !policy.forbidsStale(stored, overridden: policy.overrides(url)) {
                     revalidateInBackground(stored, request: request, baseURL: baseURL, url: url, transport: transport)
                     return await serve(stored, freshness: freshness, outcome: .stale, head: false)
                 }
@@ -161,30 +158,12 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource {
                                         keepsPartial: !completeStored)
     }
 
-    /// What `stored` answers to `request`: itself, or for a `Range` request the bytes asked for
-    /// (a `206`), or itself whole when `If-Range` does not match; `nil` when it cannot answer.
-    static func servable(_ stored: CachedResponse, rangeValue: String?, request: HTTPRequest) -> CachedResponse? {
-        guard let rangeValue else { return stored }
-        switch rangeAnswer(stored, rangeValue: rangeValue, request: request.headerFields) {
-        case .partial(let answer): return answer
-        case .whole: return stored
-        case .forward: return nil
-        }
-    }
 
     /// The stored variant of `key` that `request` selects (RFC 9111 §4.1), if any.
     func storedVariant(forKey key: String, request: HTTPRequest) async -> CachedResponse? {
-        Self.selectedVariant((try? await store.variants(forKey: key)) ?? [], request: request)
+        CachePolicy.selectedVariant((try? await store.variants(forKey: key)) ?? [], request: request)
     }
 
-    /// The variant among `variants` that `request` selects (RFC 9111 §4.1), if any.
-    static func selectedVariant(_ variants: [CachedResponse], request: HTTPRequest) -> CachedResponse? {
-        variants.first { candidate in
-            let names = CacheKey.varyNames(candidate.headers)
-            return names.isEmpty ? candidate.variant.isEmpty
-                : names != ["*"] && CacheKey.variant(varyNames: names, request: request.headerFields) == candidate.variant
-        }
-    }
 
     // MARK: - Answers without an exchange
 
@@ -261,7 +240,7 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource {
     /// What of `variants` answers `request` now, with its freshness and outcome; `nil` when the
     /// request must go to the server.
     private func decide(_ request: HTTPRequest, url: URL, variants: [CachedResponse]) -> StoreDecision? {
-        guard let matched = Self.selectedVariant(variants, request: request),
+        guard let matched = CachePolicy.selectedVariant(variants, request: request),
               let (answer, freshness, outcome) = assess(
                 matched, request: request, requestControl: CacheControl(request.headerFields), url: url,
                 rangeValue: request.method == .get ? request.headerFields[.range] : nil),
@@ -276,9 +255,10 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource {
     private func assess(_ matched: CachedResponse, request: HTTPRequest, requestControl: CacheControl, url: URL,
                         rangeValue: String?) -> (answer: CachedResponse, freshness: Freshness, outcome: CacheOutcome?)? {
         guard matched.status != 206 || rangeValue != nil,
-              let answer = Self.servable(matched, rangeValue: rangeValue, request: request) else { return nil }
-        let freshness = freshness(of: matched, url: url)
-        switch reuse(matched, freshness: freshness, request: requestControl, overridden: overrides(url)) {
+              let answer = CachePolicy.servable(matched, rangeValue: rangeValue, request: request) else { return nil }
+        let policy = self.policy
+        let freshness = policy.freshness(of: matched, url: url, now: now())
+        switch policy.reuse(matched, freshness: freshness, request: requestControl, overridden: policy.overrides(url)) {
         case .fresh: return (answer, freshness, .hit)
         case .staleAllowed: return (answer, freshness, .stale)
         case .mustValidate: return (answer, freshness, nil)
@@ -292,112 +272,22 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource {
         guard request.method == .get, let url = request.url(relativeTo: baseURL) else { return nil }
         let key = CacheKey.primary(url: url, request: request, mode: options.mode)
         guard let stored = await storedVariant(forKey: key, request: request), stored.status != 206,
-              !forbidsStale(stored, overridden: overrides(url)) else { return nil }
-        let (response, _) = await serve(stored, freshness: freshness(of: stored, url: url), outcome: .stale, head: true)
+              !policy.forbidsStale(stored, overridden: policy.overrides(url)) else { return nil }
+        let (response, _) = await serve(stored, freshness: policy.freshness(of: stored, url: url, now: now()), outcome: .stale, head: true)
         return (response, stored.body)
     }
 
-    /// Whether a response to a `POST` may answer later `GET`s of `url` (RFC 9110 §9.3.3): it has
-    /// explicit freshness and a `Content-Location` equal to the request URI.
-    func isReusablePostResponse(_ response: HTTPResponse, url: URL) -> Bool {
-        guard let location = response.headerFields[.contentLocation],
-              let target = URL(string: location, relativeTo: url)?.absoluteURL,
-              target.absoluteString == url.absoluteString else { return false }
-        let control = responseControl(response.headerFields)
-        let targeted = targetedControl(response.headerFields) != nil
-        return control.maxAge != nil || (options.mode == .shared && control.sharedMaxAge != nil)
-            || (!targeted && response.headerFields[.expires] != nil)
-    }
 
     // MARK: - Reuse (RFC 9111 §4)
 
-    enum Reuse { case fresh, staleAllowed, mustValidate }
 
-    func freshness(of stored: CachedResponse, url: URL) -> Freshness {
-        let override = options.mode == .private ? options.lifetimeOverride?(url) : nil
-        let facts = facts(of: stored)
-        return Freshness(lifetime: override ?? facts.lifetime,
-                         age: facts.initialAge + max(0, now().timeIntervalSince(stored.responseTime)))
-    }
 
-    /// What a stored response says about its own reuse, worked out once per stored response
-    /// (parsing its fields on every hit was most of a proxy hit's time).
-    func facts(of stored: CachedResponse) -> StoredFacts.Facts {
-        memo.facts(of: stored) {
-            let targeted = targetedControl(stored.headers)
-            // The age it had when it arrived (§4.2.3): the current age with no resident time.
-            let initial = Freshness(stored: stored, mode: options.mode, now: stored.responseTime,
-                                    heuristicFraction: options.heuristicFraction, targeted: targeted)
-            return .init(control: targeted ?? CacheControl(stored.headers), lifetime: initial.lifetime, initialAge: initial.age)
-        }
-    }
 
-    /// The response directives of a stored response (see ``responseControl(_:)``), memoized.
-    func storedControl(_ stored: CachedResponse) -> CacheControl {
-        facts(of: stored).control
-    }
 
-    /// The directives of the first of ``Options/targetedFields`` present in `fields`, if any.
-    func targetedControl(_ fields: HTTPFields) -> CacheControl? {
-        for name in options.targetedFields {
-            if let control = CacheControl(targeted: fields, field: name), !control.directives.isEmpty { return control }
-        }
-        return nil
-    }
 
-    /// The response directives this cache obeys: a targeted field's when one is present, else
-    /// `Cache-Control`'s.
-    func responseControl(_ fields: HTTPFields) -> CacheControl {
-        targetedControl(fields) ?? CacheControl(fields)
-    }
 
-    /// Whether ``Options/lifetimeOverride`` decides the freshness of `url`. Then the caller's
-    /// policy replaces the server's reuse directives too (`no-cache`, `must-revalidate`), which
-    /// APIs without useful freshness send (Firebase, and so Hacker News, sends `no-cache`).
-    func overrides(_ url: URL) -> Bool {
-        options.mode == .private && options.lifetimeOverride?(url) != nil
-    }
 
-    /// Whether `stored` may be used without contacting the server.
-    /// - Parameter overridden: the caller's lifetime override applies (see ``overrides(_:)``).
-    func reuse(_ stored: CachedResponse, freshness: Freshness, request: CacheControl, overridden: Bool = false) -> Reuse {
-        let response = storedControl(stored)
-        if (response.noCache && !overridden) || request.noCache { return .mustValidate }
-        // `max-age=0` (a reload) always validates, whatever sub-second age the response has.
-        if let maxAge = request.maxAge, maxAge == 0 || freshness.age > Double(maxAge) {
-            // `immutable` (RFC 8246): a fresh response needs no revalidation even on reload.
-            guard response.immutable, freshness.isFresh else { return .mustValidate }
-        }
-        if let minFresh = request.minFresh, freshness.lifetime - freshness.age < Double(minFresh) {
-            return .mustValidate
-        }
-        if freshness.isFresh { return .fresh }
-        if let maxStale = request.maxStale, !forbidsStale(stored, overridden: overridden) {
-            if let limit = maxStale, freshness.staleness > Double(limit) { return .mustValidate }
-            return .staleAllowed
-        }
-        return .mustValidate
-    }
 
-    /// Directives that forbid serving the response stale (§4.2.4), unless the caller's lifetime
-    /// override applies (`overridden`).
-    func forbidsStale(_ stored: CachedResponse, overridden: Bool = false) -> Bool {
-        let control = storedControl(stored)
-        if !overridden, control.mustRevalidate || control.noCache { return true }
-        if options.mode == .shared, control.proxyRevalidate || control.sharedMaxAge != nil { return true }
-        return false
-    }
-
-    /// Whether a failure (network error or 5xx) may be answered with `stored`, stale.
-    /// - Parameter disconnected: the failure is the connection's (no status was received, or the
-    ///   body broke off), not a `5xx`.
-    func mayServeStaleOnError(_ stored: CachedResponse, freshness: Freshness, request: CacheControl,
-                              overridden: Bool = false, disconnected: Bool = false) -> Bool {
-        guard !forbidsStale(stored, overridden: overridden) else { return false }
-        if options.serveStaleOnFailure || (disconnected && options.serveStaleWhenDisconnected) { return true }
-        let windows = [storedControl(stored).staleIfError, request.staleIfError].compactMap { $0 }
-        return windows.contains { freshness.staleness <= Double($0) }
-    }
 
     // MARK: - Validation (§4.3)
 
@@ -406,7 +296,7 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource {
         baseURL: URL, url: URL,
         next: @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?)
     ) async throws -> (HTTPResponse, HTTPBody?) {
-        let conditional = Self.conditional(request, for: stored)
+        let conditional = CachePolicy.conditional(request, for: stored)
         let requestTime = now()
         let response: HTTPResponse
         let responseBody: HTTPBody?
@@ -414,7 +304,7 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource {
             (response, responseBody) = try await next(conditional, nil, baseURL)
         } catch {
             if !(error is CancellationError), !Task.isCancelled,
-               mayServeStaleOnError(stored, freshness: freshness, request: requestControl, overridden: overrides(url),
+               policy.mayServeStaleOnError(stored, freshness: freshness, request: requestControl, overridden: policy.overrides(url),
                                     disconnected: true) {
                 let reason = APIError.wrapping(error, url: url).description
                 return await serve(stored, freshness: freshness, outcome: .stale, head: false, staleReason: reason)
@@ -423,12 +313,12 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource {
         }
         if response.status.code == 304 {
             await HTTPBody.discard(responseBody)
-            let updated = Self.updated(stored, with: response.headerFields, requestTime: requestTime, responseTime: now())
+            let updated = CachePolicy.updated(stored, with: response.headerFields, requestTime: requestTime, responseTime: now())
             try? await store.save(updated)
-            return await serve(updated, freshness: self.freshness(of: updated, url: url), outcome: .revalidated, head: false)
+            return await serve(updated, freshness: policy.freshness(of: updated, url: url, now: now()), outcome: .revalidated, head: false)
         }
         if response.status.code >= 500,
-           mayServeStaleOnError(stored, freshness: freshness, request: requestControl, overridden: overrides(url)) {
+           policy.mayServeStaleOnError(stored, freshness: freshness, request: requestControl, overridden: policy.overrides(url)) {
             await HTTPBody.discard(responseBody)
             let reason = "HTTP \(response.status.code) from \(Redaction.redact(url))"
             return await serve(stored, freshness: freshness, outcome: .stale, head: false, staleReason: reason)
@@ -440,9 +330,9 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource {
         let serveStored = { (reason: String) in
             await serve(stored, freshness: freshness, outcome: .stale, head: false, staleReason: reason)
         }
-        let staleOnBadJSON = mayServeStaleOnError(stored, freshness: freshness, request: requestControl, overridden: overrides(url))
-        let staleOnBrokenBody = mayServeStaleOnError(stored, freshness: freshness, request: requestControl,
-                                                     overridden: overrides(url), disconnected: true)
+        let staleOnBadJSON = policy.mayServeStaleOnError(stored, freshness: freshness, request: requestControl, overridden: policy.overrides(url))
+        let staleOnBrokenBody = policy.mayServeStaleOnError(stored, freshness: freshness, request: requestControl,
+                                                     overridden: policy.overrides(url), disconnected: true)
         do {
             return try await storeIfAllowed(response, body: responseBody, request: request, requestControl: requestControl,
                                             url: url, requestTime: requestTime, key: stored.key,
@@ -453,34 +343,12 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource {
         }
     }
 
-    /// `request` with the stored validators: `ETag` verbatim as `If-None-Match`, `Last-Modified`
-    /// as `If-Modified-Since`.
-    static func conditional(_ request: HTTPRequest, for stored: CachedResponse) -> HTTPRequest {
-        var conditional = request
-        if let etag = stored.headers[.eTag] { conditional.headerFields[.ifNoneMatch] = etag }
-        if let lastModified = stored.headers[.lastModified] { conditional.headerFields[.ifModifiedSince] = lastModified }
-        return conditional
-    }
 
-    /// The stored response with the header fields of a `304` (all but `Content-Length` and the
-    /// fields never stored), and new request/response times (§3.2).
-    static func updated(_ stored: CachedResponse, with fields: HTTPFields, requestTime: Date, responseTime: Date) -> CachedResponse {
-        var updated = stored
-        let incoming = storableFields(fields, control: CacheControl(fields), mode: .private)
-        let replaced = Set(incoming.map(\.name)).subtracting([.contentLength])
-        var headers = HTTPFields()
-        for field in stored.headers where !replaced.contains(field.name) { headers.append(field) }
-        for field in incoming where replaced.contains(field.name) { headers.append(field) }
-        updated.headers = headers
-        updated.requestTime = requestTime
-        updated.responseTime = responseTime
-        return updated
-    }
 
     private func revalidateInBackground(
         _ stored: CachedResponse, request: HTTPRequest, baseURL: URL, url: URL, transport: any ClientTransport
     ) {
-        let conditional = Self.conditional(request, for: stored)
+        let conditional = CachePolicy.conditional(request, for: stored)
         let cache = self
         Task.detached {
             let requestTime = cache.now()
@@ -488,7 +356,7 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource {
                                                                    operationID: "cache-revalidation") else { return }
             if response.status.code == 304 {
                 await HTTPBody.discard(body)
-                let updated = Self.updated(stored, with: response.headerFields, requestTime: requestTime, responseTime: cache.now())
+                let updated = CachePolicy.updated(stored, with: response.headerFields, requestTime: requestTime, responseTime: cache.now())
                 try? await cache.store.save(updated)
             } else if let (_, rest) = try? await cache.storeIfAllowed(
                 response, body: body, request: request, requestControl: CacheControl(request.headerFields),
@@ -500,53 +368,7 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource {
 
     // MARK: - Storing (§3)
 
-    /// Whether a response may be stored (§3, §3.5).
-    func isStorable(_ response: HTTPResponse, request: HTTPRequest, requestControl: CacheControl) -> Bool {
-        let code = response.status.code
-        guard request.method == .get, code >= 200, code != 304 else { return false }
-        // Partial content is stored for the ranges it holds (RFC 9111 §3.3), only in answer to a
-        // `Range` request; its `Content-Range` is checked against the body in `storeIfAllowed`.
-        if code == 206, request.headerFields[.range] == nil { return false }
-        let control = responseControl(response.headerFields)
-        let targeted = targetedControl(response.headerFields) != nil
-        if requestControl.noStore { return false }
-        if control.has("must-understand") {
-            // §5.2.2.3: stored only when the status's caching rules are understood, and then
-            // `no-store` (there for caches that do not understand `must-understand`) is ignored.
-            guard understoodStatuses.contains(code) else { return false }
-        } else if control.noStore {
-            return false
-        }
-        if CacheKey.varyNames(response.headerFields) == ["*"] { return false }
-        let shared = options.mode == .shared
-        if shared, control.isPrivate { return false }
-        // §3.5 for `Authorization`; `Cookie` is treated the same way, since a shared cache keys
-        // on the URL: a response to one user's cookies is shared only when it says it may be.
-        if shared, request.headerFields[.authorization] != nil || request.headerFields[.cookie] != nil,
-           !(control.isPublic || control.sharedMaxAge != nil || control.mustRevalidate) { return false }
-        if control.isPublic || control.maxAge != nil || (!targeted && response.headerFields[.expires] != nil) { return true }
-        if shared, control.sharedMaxAge != nil { return true }
-        if !shared, control.has("private") { return true }
-        return heuristicallyCacheableStatuses.contains(code)
-    }
 
-    /// The fields of a response that may be stored.
-    static func storableFields(_ fields: HTTPFields, control: CacheControl, mode: CacheMode) -> HTTPFields {
-        var excluded = unstoredFields
-        for value in fields[values: .connection] {
-            for name in value.split(separator: ",") { excluded.insert(name.trimmingOWS().lowercased()) }
-        }
-        excluded.formUnion(control.fieldNames("no-cache") ?? [])
-        if mode == .shared {
-            excluded.formUnion(control.fieldNames("private") ?? [])
-            // `Set-Cookie` is stored and replayed like any other field (RFC 9111 §7.3: it does not
-            // inhibit caching); an origin that sets per-user cookies says `private` or
-            // `no-cache="Set-Cookie"`, and both are obeyed above.
-        }
-        var kept = HTTPFields()
-        for field in fields where !excluded.contains(field.name.canonicalName) { kept.append(field) }
-        return kept
-    }
 
     /// Stores the response when the rules allow. A body that claims to be JSON but does not parse is
     /// never stored; with a `fallback` (the stored response, served stale) that is answered instead.
@@ -559,8 +381,8 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource {
     ) async throws -> (HTTPResponse, HTTPBody?) {
         ExchangeReport.current?.recordCache(.miss)
         try? await store.record(.miss)
-        let storable = isStorable(response, request: request, requestControl: requestControl)
-            || isStorableByOverride(response, url: url, request: request, requestControl: requestControl)
+        let storable = policy.isStorable(response, request: request, requestControl: requestControl)
+            || policy.isStorableByOverride(response, url: url, request: request, requestControl: requestControl)
         guard storable else { return (response, body) }
         let (data, rest) = try await Self.prefix(of: body, limit: options.maxEntryBytes)
         guard rest == nil else {
@@ -569,7 +391,7 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource {
         // A `206` never replaces a complete stored response, and is kept only when its body is
         // the range its `Content-Range` names.
         if response.status.code == 206,
-           !keepsPartial || !Self.isStorablePartial(response.headerFields, bodyCount: data.count) {
+           !keepsPartial || !CachePolicy.isStorablePartial(response.headerFields, bodyCount: data.count) {
             return (response, HTTPBody(data))
         }
         if Self.isBrokenJSON(data, fields: response.headerFields) {
@@ -580,19 +402,12 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource {
         let entry = CachedResponse(
             key: key, variant: CacheKey.variant(varyNames: names, request: request.headerFields),
             url: Redaction.redact(url), status: response.status.code,
-            headers: Self.storableFields(response.headerFields, control: responseControl(response.headerFields), mode: options.mode),
+            headers: CachePolicy.storableFields(response.headerFields, control: policy.responseControl(response.headerFields), mode: options.mode),
             body: data, requestTime: requestTime, responseTime: now())
         try? await store.save(entry)
         return (response, HTTPBody(data))
     }
 
-    private func isStorableByOverride(_ response: HTTPResponse, url: URL, request: HTTPRequest,
-                                      requestControl: CacheControl) -> Bool {
-        guard options.mode == .private, options.lifetimeOverride?(url) != nil, request.method == .get,
-              response.status.code == 200, !requestControl.noStore,
-              !CacheControl(response.headerFields).noStore else { return false }
-        return true
-    }
 
     /// Reads `body` up to `limit` bytes. When it is longer, returns what was read and an iterator
     /// for the rest, so the caller still gets every byte, streamed.
@@ -651,34 +466,19 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource {
     ) async throws -> (HTTPResponse, HTTPBody?) {
         let requestTime = now()
         let (response, responseBody) = try await next(request, body, baseURL)
-        if response.status.code == 200, Self.headResponse(response.headerFields, describes: stored) {
+        if response.status.code == 200, CachePolicy.headResponse(response.headerFields, describes: stored) {
             await HTTPBody.discard(responseBody)
-            let updated = Self.updated(stored, with: response.headerFields, requestTime: requestTime, responseTime: now())
+            let updated = CachePolicy.updated(stored, with: response.headerFields, requestTime: requestTime, responseTime: now())
             try? await store.save(updated)
-            return await serve(updated, freshness: freshness(of: updated, url: url), outcome: .revalidated, head: true)
+            return await serve(updated, freshness: policy.freshness(of: updated, url: url, now: now()), outcome: .revalidated, head: true)
         }
         ExchangeReport.current?.recordCache(.miss)
         return (response, responseBody)
     }
 
-    /// Whether a `200` to `HEAD` describes `stored` (RFC 9111 §4.3.5): each validator it carries
-    /// (`ETag`, `Last-Modified`) equals the stored one, and so does its `Content-Length`, if any.
-    static func headResponse(_ fields: HTTPFields, describes stored: CachedResponse) -> Bool {
-        guard stored.status == 200 else { return false }
-        for name in [HTTPField.Name.eTag, .lastModified] {
-            if let value = fields[name], value != stored.headers[name] { return false }
-        }
-        if let length = fields[.contentLength], Int(length.trimmingOWS()) != stored.body.count {
-            return false
-        }
-        return true
-    }
 
     // MARK: - Invalidation (§4.4)
 
-    static func isSafe(_ method: HTTPRequest.Method) -> Bool {
-        [.get, .head, .options, .trace].contains(method)
-    }
 
     /// Removes the stored responses for the target URI and, on the same origin, the
     /// `Location` and `Content-Location` URIs.

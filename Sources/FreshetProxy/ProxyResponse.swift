@@ -25,12 +25,6 @@ public enum ProxyHeaders {
     /// The `Via` entry the proxy adds to requests and responses.
     public static let via = "1.1 freshet"
 
-    /// Hop-by-hop fields (RFC 9110 §7.6.1), which only concern one connection and are never
-    /// forwarded; every `Proxy-*` field is dropped as well, as is every field that `Connection` lists.
-    public static let hopByHop: Set<String> = [
-        "connection", "keep-alive", "proxy-connection", "te", "trailer", "transfer-encoding", "upgrade",
-    ]
-
     /// `fields` without hop-by-hop fields, `Proxy-*` fields, the fields `Connection` lists, and `Host`
     /// (the proxy addresses the origin itself).
     public static func forwardable(_ fields: HTTPFields) -> HTTPFields {
@@ -45,7 +39,7 @@ public enum ProxyHeaders {
         kept.reserveCapacity(fields.count)
         for field in fields {
             let name = field.name.canonicalName
-            if hopByHop.contains(name) || name == "host" || name.hasPrefix("proxy-") || listed.contains(name) { continue }
+            if HTTPField.Name.hopByHop.contains(name) || name == "host" || name.hasPrefix("proxy-") || listed.contains(name) { continue }
             kept.append(field)
         }
         return kept

@@ -1,0 +1,254 @@
+import Foundation
+import Freshet
+import HTTPTypes
+
+/// The rules of RFC 9111 a cache follows, as functions of their inputs: whether a stored response
+/// may be reused, whether a response may be stored and which of its fields, how a stored response
+/// is updated from a `304`, the conditional request that validates it, and when it may be served
+/// stale. No I/O and no clock: ``CacheMiddleware`` reads and writes the store, talks to the
+/// server and passes the time in; this type decides.
+///
+/// What a stored response says about its own reuse is worked out once per stored response (a memo
+/// keyed by ``CachedResponse/Version``): the decisions stay pure, the hit path stays cheap.
+struct CachePolicy: Sendable {
+    /// The behaviour switches (mode, heuristics, targeted fields, the caller's lifetime override,
+    /// serving stale on failure).
+    var options: CacheMiddleware.Options
+    /// Memoized facts of stored responses.
+    let memo: StoredFacts
+
+    /// Fields never stored: the hop-by-hop fields (``Freshet/HTTPField/Name/hopByHop``), and the
+    /// proxy credentials fields.
+    static let unstoredFields: Set<String> = HTTPField.Name.hopByHop.union(["proxy-authenticate", "proxy-authorization"])
+
+    // MARK: - Selecting a stored response (§4.1)
+
+    /// The variant among `variants` that `request` selects (RFC 9111 §4.1), if any.
+    static func selectedVariant(_ variants: [CachedResponse], request: HTTPRequest) -> CachedResponse? {
+        variants.first { candidate in
+            let names = CacheKey.varyNames(candidate.headers)
+            return names.isEmpty ? candidate.variant.isEmpty
+                : names != ["*"] && CacheKey.variant(varyNames: names, request: request.headerFields) == candidate.variant
+        }
+    }
+
+    /// What `stored` answers to `request`: itself, or for a `Range` request the bytes asked for
+    /// (a `206`), or itself whole when `If-Range` does not match; `nil` when it cannot answer.
+    static func servable(_ stored: CachedResponse, rangeValue: String?, request: HTTPRequest) -> CachedResponse? {
+        guard let rangeValue else { return stored }
+        switch rangeAnswer(stored, rangeValue: rangeValue, request: request.headerFields) {
+        case .partial(let answer): return answer
+        case .whole: return stored
+        case .forward: return nil
+        }
+    }
+
+    // MARK: - Reuse (§4)
+
+    /// How a stored response may answer: as it is, stale because the request allows it, or only
+    /// after validation.
+    enum Reuse { case fresh, staleAllowed, mustValidate }
+
+    func freshness(of stored: CachedResponse, url: URL, now: Date) -> Freshness {
+        let override = options.mode == .private ? options.lifetimeOverride?(url) : nil
+        let facts = facts(of: stored)
+        return Freshness(lifetime: override ?? facts.lifetime,
+                         age: facts.initialAge + max(0, now.timeIntervalSince(stored.responseTime)))
+    }
+
+    /// What a stored response says about its own reuse, worked out once per stored response
+    /// (parsing its fields on every hit was most of a proxy hit's time).
+    func facts(of stored: CachedResponse) -> StoredFacts.Facts {
+        memo.facts(of: stored) {
+            let targeted = targetedControl(stored.headers)
+            // The age it had when it arrived (§4.2.3): the current age with no resident time.
+            let initial = Freshness(stored: stored, mode: options.mode, now: stored.responseTime,
+                                    heuristicFraction: options.heuristicFraction, targeted: targeted)
+            return .init(control: targeted ?? CacheControl(stored.headers), lifetime: initial.lifetime, initialAge: initial.age)
+        }
+    }
+
+    /// The response directives of a stored response (see ``responseControl(_:)``), memoized.
+    func storedControl(_ stored: CachedResponse) -> CacheControl {
+        facts(of: stored).control
+    }
+
+    /// The directives of the first of ``Options/targetedFields`` present in `fields`, if any.
+    func targetedControl(_ fields: HTTPFields) -> CacheControl? {
+        for name in options.targetedFields {
+            if let control = CacheControl(targeted: fields, field: name), !control.directives.isEmpty { return control }
+        }
+        return nil
+    }
+
+    /// The response directives this cache obeys: a targeted field's when one is present, else
+    /// `Cache-Control`'s.
+    func responseControl(_ fields: HTTPFields) -> CacheControl {
+        targetedControl(fields) ?? CacheControl(fields)
+    }
+
+    /// Whether ``Options/lifetimeOverride`` decides the freshness of `url`. Then the caller's
+    /// policy replaces the server's reuse directives too (`no-cache`, `must-revalidate`), which
+    /// APIs without useful freshness send (Firebase, and so Hacker News, sends `no-cache`).
+    func overrides(_ url: URL) -> Bool {
+        options.mode == .private && options.lifetimeOverride?(url) != nil
+    }
+
+    /// Whether `stored` may be used without contacting the server.
+    /// - Parameter overridden: the caller's lifetime override applies (see ``overrides(_:)``).
+    func reuse(_ stored: CachedResponse, freshness: Freshness, request: CacheControl, overridden: Bool = false) -> Reuse {
+        let response = storedControl(stored)
+        if (response.noCache && !overridden) || request.noCache { return .mustValidate }
+        // `max-age=0` (a reload) always validates, whatever sub-second age the response has.
+        if let maxAge = request.maxAge, maxAge == 0 || freshness.age > Double(maxAge) {
+            // `immutable` (RFC 8246): a fresh response needs no revalidation even on reload.
+            guard response.immutable, freshness.isFresh else { return .mustValidate }
+        }
+        if let minFresh = request.minFresh, freshness.lifetime - freshness.age < Double(minFresh) {
+            return .mustValidate
+        }
+        if freshness.isFresh { return .fresh }
+        if let maxStale = request.maxStale, !forbidsStale(stored, overridden: overridden) {
+            if let limit = maxStale, freshness.staleness > Double(limit) { return .mustValidate }
+            return .staleAllowed
+        }
+        return .mustValidate
+    }
+
+    /// Directives that forbid serving the response stale (§4.2.4), unless the caller's lifetime
+    /// override applies (`overridden`).
+    func forbidsStale(_ stored: CachedResponse, overridden: Bool = false) -> Bool {
+        let control = storedControl(stored)
+        if !overridden, control.mustRevalidate || control.noCache { return true }
+        if options.mode == .shared, control.proxyRevalidate || control.sharedMaxAge != nil { return true }
+        return false
+    }
+
+    /// Whether a failure (network error or 5xx) may be answered with `stored`, stale.
+    /// - Parameter disconnected: the failure is the connection's (no status was received, or the
+    ///   body broke off), not a `5xx`.
+    func mayServeStaleOnError(_ stored: CachedResponse, freshness: Freshness, request: CacheControl,
+                              overridden: Bool = false, disconnected: Bool = false) -> Bool {
+        guard !forbidsStale(stored, overridden: overridden) else { return false }
+        if options.serveStaleOnFailure || (disconnected && options.serveStaleWhenDisconnected) { return true }
+        let windows = [storedControl(stored).staleIfError, request.staleIfError].compactMap { $0 }
+        return windows.contains { freshness.staleness <= Double($0) }
+    }
+
+    /// Whether a response to a `POST` may answer later `GET`s of `url` (RFC 9110 §9.3.3): it has
+    /// explicit freshness and a `Content-Location` equal to the request URI.
+    func isReusablePostResponse(_ response: HTTPResponse, url: URL) -> Bool {
+        guard let location = response.headerFields[.contentLocation],
+              let target = URL(string: location, relativeTo: url)?.absoluteURL,
+              target.absoluteString == url.absoluteString else { return false }
+        let control = responseControl(response.headerFields)
+        let targeted = targetedControl(response.headerFields) != nil
+        return control.maxAge != nil || (options.mode == .shared && control.sharedMaxAge != nil)
+            || (!targeted && response.headerFields[.expires] != nil)
+    }
+
+    /// Whether a `200` to `HEAD` describes `stored` (RFC 9111 §4.3.5): each validator it carries
+    /// (`ETag`, `Last-Modified`) equals the stored one, and so does its `Content-Length`, if any.
+    static func headResponse(_ fields: HTTPFields, describes stored: CachedResponse) -> Bool {
+        guard stored.status == 200 else { return false }
+        for name in [HTTPField.Name.eTag, .lastModified] {
+            if let value = fields[name], value != stored.headers[name] { return false }
+        }
+        if let length = fields[.contentLength], Int(length.trimmingOWS()) != stored.body.count {
+            return false
+        }
+        return true
+    }
+
+    // MARK: - Validation (§4.3)
+
+    /// `request` with the stored validators: `ETag` verbatim as `If-None-Match`, `Last-Modified`
+    /// as `If-Modified-Since`.
+    static func conditional(_ request: HTTPRequest, for stored: CachedResponse) -> HTTPRequest {
+        var conditional = request
+        if let etag = stored.headers[.eTag] { conditional.headerFields[.ifNoneMatch] = etag }
+        if let lastModified = stored.headers[.lastModified] { conditional.headerFields[.ifModifiedSince] = lastModified }
+        return conditional
+    }
+
+    /// The stored response with the header fields of a `304` (all but `Content-Length` and the
+    /// fields never stored), and new request/response times (§3.2).
+    static func updated(_ stored: CachedResponse, with fields: HTTPFields, requestTime: Date, responseTime: Date) -> CachedResponse {
+        var updated = stored
+        let incoming = storableFields(fields, control: CacheControl(fields), mode: .private)
+        let replaced = Set(incoming.map(\.name)).subtracting([.contentLength])
+        var headers = HTTPFields()
+        for field in stored.headers where !replaced.contains(field.name) { headers.append(field) }
+        for field in incoming where replaced.contains(field.name) { headers.append(field) }
+        updated.headers = headers
+        updated.requestTime = requestTime
+        updated.responseTime = responseTime
+        return updated
+    }
+
+    // MARK: - Storing (§3)
+
+    /// Whether a response may be stored (§3, §3.5).
+    func isStorable(_ response: HTTPResponse, request: HTTPRequest, requestControl: CacheControl) -> Bool {
+        let code = response.status.code
+        guard request.method == .get, code >= 200, code != 304 else { return false }
+        // Partial content is stored for the ranges it holds (RFC 9111 §3.3), only in answer to a
+        // `Range` request; its `Content-Range` is checked against the body in `storeIfAllowed`.
+        if code == 206, request.headerFields[.range] == nil { return false }
+        let control = responseControl(response.headerFields)
+        let targeted = targetedControl(response.headerFields) != nil
+        if requestControl.noStore { return false }
+        if control.has("must-understand") {
+            // §5.2.2.3: stored only when the status's caching rules are understood, and then
+            // `no-store` (there for caches that do not understand `must-understand`) is ignored.
+            guard understoodStatuses.contains(code) else { return false }
+        } else if control.noStore {
+            return false
+        }
+        if CacheKey.varyNames(response.headerFields) == ["*"] { return false }
+        let shared = options.mode == .shared
+        if shared, control.isPrivate { return false }
+        // §3.5 for `Authorization`; `Cookie` is treated the same way, since a shared cache keys
+        // on the URL: a response to one user's cookies is shared only when it says it may be.
+        if shared, request.headerFields[.authorization] != nil || request.headerFields[.cookie] != nil,
+           !(control.isPublic || control.sharedMaxAge != nil || control.mustRevalidate) { return false }
+        if control.isPublic || control.maxAge != nil || (!targeted && response.headerFields[.expires] != nil) { return true }
+        if shared, control.sharedMaxAge != nil { return true }
+        if !shared, control.has("private") { return true }
+        return heuristicallyCacheableStatuses.contains(code)
+    }
+
+    /// Whether the caller's lifetime override lets a `200` be stored that the server's fields
+    /// would not (private mode only).
+    func isStorableByOverride(_ response: HTTPResponse, url: URL, request: HTTPRequest,
+                                      requestControl: CacheControl) -> Bool {
+        guard options.mode == .private, options.lifetimeOverride?(url) != nil, request.method == .get,
+              response.status.code == 200, !requestControl.noStore,
+              !CacheControl(response.headerFields).noStore else { return false }
+        return true
+    }
+
+    /// The fields of a response that may be stored.
+    static func storableFields(_ fields: HTTPFields, control: CacheControl, mode: CacheMode) -> HTTPFields {
+        var excluded = unstoredFields
+        for value in fields[values: .connection] {
+            for name in value.split(separator: ",") { excluded.insert(name.trimmingOWS().lowercased()) }
+        }
+        excluded.formUnion(control.fieldNames("no-cache") ?? [])
+        if mode == .shared {
+            excluded.formUnion(control.fieldNames("private") ?? [])
+            // `Set-Cookie` is stored and replayed like any other field (RFC 9111 §7.3: it does not
+            // inhibit caching); an origin that sets per-user cookies says `private` or
+            // `no-cache="Set-Cookie"`, and both are obeyed above.
+        }
+        var kept = HTTPFields()
+        for field in fields where !excluded.contains(field.name.canonicalName) { kept.append(field) }
+        return kept
+    }
+
+    // MARK: - Invalidation (§4.4)
+
+    static func isSafe(_ method: HTTPRequest.Method) -> Bool {
+        [.get, .head, .options, .trace].contains(method)
+    }
+}
