@@ -7,6 +7,9 @@ import PackageDescription
 // The NIO-based default transport lives in `FreshetTransports` so an iOS app can take
 // `Freshet` alone with `URLSessionTransport`.
 
+/// Upcoming language features on for every target of ours (not for dependencies).
+let upcoming: [SwiftSetting] = [.enableUpcomingFeature("ExistentialAny"), .enableUpcomingFeature("MemberImportVisibility")]
+
 let package = Package(
     name: "Freshet",
     platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
@@ -152,6 +155,8 @@ let package = Package(
             dependencies: [
                 "Freshet", "FreshetTransports",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             path: "bench/client"
         ),
@@ -190,3 +195,7 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+for target in package.targets {
+    target.swiftSettings = (target.swiftSettings ?? []) + upcoming
+}

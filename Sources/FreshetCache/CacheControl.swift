@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import RawStructuredFieldValues
+import Freshet
 
 /// A parsed `Cache-Control` field (RFC 9111 §5.2), request or response.
 ///

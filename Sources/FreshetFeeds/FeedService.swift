@@ -3,6 +3,7 @@ import Freshet
 import FreshetCache
 import GitHubAPI
 import Synchronization
+import HTTPTypes
 
 /// What one refresh of a feed brought.
 public struct FeedRefresh: Sendable {

@@ -2,6 +2,7 @@ import Foundation
 import Freshet
 import FreshetCache
 import HackerNewsAPI
+import HTTPTypes
 
 /// A story of a Hacker News list with its rank.
 ///

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import Synchronization
 
 enum GitHubResponses {
     static let docs = "https://docs.github.com/rest"

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import Synchronization
 
 /// Thrown inside a streaming body to abort it (shutdown or duration limit).
 struct StreamAborted: Error {}

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import Synchronization
 
 /// A resource whose answer a test scripts: status, header fields (in order, repeats allowed) and
 /// body, served at `/scripted/…` with real conditional-request handling, so HTTP-cache behaviour

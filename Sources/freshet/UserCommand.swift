@@ -4,6 +4,7 @@ import Freshet
 import FreshetCache
 import FreshetFeeds
 import GitHubAPI
+import HTTPTypes
 
 struct UserCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

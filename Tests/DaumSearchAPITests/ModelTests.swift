@@ -2,6 +2,7 @@ import DaumSearchAPI
 import Foundation
 import Freshet
 import Testing
+import HTTPTypes
 
 private let exampleJSON = """
 {"meta": {"total_count": 8361, "pageable_count": 800, "is_end": false},

@@ -4,6 +4,7 @@ import FreshetCache
 import FreshetTestSupport
 import HTTPTypes
 import Testing
+import GRDB
 
 /// The two ``CacheStore`` implementations, for parameterised tests.
 enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {

@@ -3,6 +3,7 @@ import Foundation
 import FreshetFeeds
 import HackerNewsAPI
 import Testing
+import Freshet
 
 /// What the apps show of fields the services send as HTML: Hacker News titles and texts, Kakao snippets.
 @Suite("Display text from HTML fields")

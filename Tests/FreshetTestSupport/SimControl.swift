@@ -2,6 +2,7 @@ import Foundation
 import Freshet
 import FreshetSimulator
 import Synchronization
+import HTTPTypes
 
 /// One request as the simulator logged it (`GET /_sim/log`).
 public struct SimLogEntry: Decodable, Sendable {

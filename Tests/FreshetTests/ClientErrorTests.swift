@@ -3,6 +3,7 @@ import Freshet
 import GitHubAPI
 import FreshetTestSupport
 import Testing
+import HTTPTypes
 
 /// A minimal GitHub user shape, enough to exercise decoding in the core.
 struct Login: Decodable, Sendable, Equatable {

@@ -7,6 +7,7 @@ import FreshetTestSupport
 import FreshetTransports
 import HTTPTypes
 import Testing
+import OpenAPIRuntime
 
 @Suite("Error bodies, redaction and transports")
 struct ErrorBodyTests {

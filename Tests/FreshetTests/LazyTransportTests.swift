@@ -2,6 +2,7 @@ import Foundation
 import Freshet
 import FreshetTransports
 import Testing
+import NIOCore
 
 #if os(Linux)
 /// The threads of this process NIO named (`NIO-SGLTN-…` for the singleton group, `NIO-ELT-…` for others).

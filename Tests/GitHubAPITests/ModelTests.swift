@@ -2,6 +2,7 @@ import Foundation
 import Freshet
 import GitHubAPI
 import Testing
+import HTTPTypes
 
 // MARK: - Fixtures (api-facts.md; the search example's elided "…" values are filled in)
 

@@ -2,6 +2,7 @@ import Foundation
 import Freshet
 import HackerNewsAPI
 import Testing
+import HTTPTypes
 
 private let dropboxJSON = """
 {"by":"dhouston","descendants":71,"id":8863,"kids":[9224,8917],"score":104,

@@ -28,6 +28,8 @@ import AsyncHTTPClient
 import Foundation
 import Freshet
 import FreshetTransports
+import HTTPTypes
+import NIOHTTP1
 import NIOCore
 import NIOPosix
 import Synchronization

@@ -4,6 +4,7 @@ import FreshetCache
 import NIOCore
 import NIOHTTP1
 import Synchronization
+import NIOHTTPTypesHTTP1
 
 /// Stored responses as the proxy writes them: the client's head (``ProxyForwarder/storedHead(_:)``
 /// as NIO's HTTP/1 head) and the body in a `ByteBuffer`, made once per stored response
