@@ -3,7 +3,7 @@ import PackageDescription
 
 // Freshet: a typed, cache-aware HTTP API client for Swift 6, and terminal apps built on it.
 // Module rules (docs/ARCHITECTURE.md §1): `Freshet` depends only on swift-openapi-runtime,
-// swift-http-types, swift-log and swift-async-algorithms — no NIO, GRDB or Hummingbird.
+// swift-http-types and swift-log — no NIO, GRDB or Hummingbird.
 // The NIO-based default transport lives in `FreshetTransports` so an iOS app can take
 // `Freshet` alone with `URLSessionTransport`.
 
@@ -56,13 +56,14 @@ let package = Package(
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
             ]
         ),
         .target(
             name: "FreshetTransports",
             dependencies: [
                 "Freshet",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "OpenAPIURLSession", package: "swift-openapi-urlsession"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -78,7 +79,8 @@ let package = Package(
                 "Freshet",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "Logging", package: "swift-log"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "RawStructuredFieldValues", package: "swift-http-structured-headers"),
             ]
         ),
@@ -89,7 +91,7 @@ let package = Package(
                 .product(name: "OpenCombine", package: "OpenCombine", condition: .when(platforms: [.linux, .windows, .android])),
             ]
         ),
-        .target(name: "GitHubAPI", dependencies: ["Freshet"]),
+        .target(name: "GitHubAPI", dependencies: ["Freshet", .product(name: "HTTPTypes", package: "swift-http-types")]),
         .target(name: "HackerNewsAPI", dependencies: ["Freshet"]),
         .target(name: "DaumSearchAPI", dependencies: ["Freshet"]),
         .target(
@@ -98,6 +100,7 @@ let package = Package(
                 "Freshet", "FreshetCache", "GitHubAPI", "HackerNewsAPI", "DaumSearchAPI",
                 .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "Rainbow", package: "Rainbow"),
@@ -109,6 +112,7 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),
         // `freshet proxy`'s library: the forwarder (the cache in front of an origin) and the server
@@ -137,8 +141,10 @@ let package = Package(
                 "Freshet", "FreshetTransports", "FreshetCache", "FreshetFeeds", "FreshetProxy", "GitHubAPI",
                 "HackerNewsAPI", "DaumSearchAPI",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Rainbow", package: "Rainbow"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Rainbow", package: "Rainbow"),
             ]
         ),
         .executableTarget(
@@ -156,7 +162,9 @@ let package = Package(
                 "Freshet", "FreshetTransports",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ],
             path: "bench/client"
         ),
@@ -164,8 +172,10 @@ let package = Package(
             name: "FreshetTestSupport",
             dependencies: [
                 "Freshet", "FreshetTransports", "FreshetSimulator", "FreshetCache",
-                .product(name: "Logging", package: "swift-log"),
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
             ],
             path: "Tests/FreshetTestSupport"
         ),
@@ -175,23 +185,41 @@ let package = Package(
                 "Freshet", "FreshetTransports", "FreshetSimulator", "FreshetTestSupport",
                 "GitHubAPI", "HackerNewsAPI", "DaumSearchAPI", "FreshetCache",
                 "FreshetFeeds", // the fuzz tests also feed the apps' HTML-to-text
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
             ]),
         .testTarget(
             name: "FreshetCacheTests",
             dependencies: [
-                "FreshetCache", "FreshetSimulator", "FreshetTestSupport",
-                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                "Freshet", "FreshetCache", "FreshetSimulator", "FreshetTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
             ]),
         .testTarget(
             name: "FreshetFeedsTests",
-            dependencies: ["FreshetFeeds", "FreshetCache", "FreshetTestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
-        .testTarget(name: "FreshetCombineTests", dependencies: ["FreshetCombine", "FreshetTestSupport"]),
-        .testTarget(name: "GitHubAPITests", dependencies: ["GitHubAPI", "FreshetTestSupport"]),
-        .testTarget(name: "HackerNewsAPITests", dependencies: ["HackerNewsAPI", "FreshetTestSupport"]),
-        .testTarget(name: "DaumSearchAPITests", dependencies: ["DaumSearchAPI", "FreshetTestSupport"]),
-        .testTarget(name: "FreshetSimulatorTests", dependencies: ["FreshetSimulator", "FreshetTestSupport"]),
-        .testTarget(name: "FreshetCLITests", dependencies: ["freshet", "FreshetSimulator", "FreshetTestSupport", "FreshetCache"]),
+            dependencies: [
+                "Freshet", "FreshetCache", "FreshetFeeds", "FreshetSimulator", "FreshetTestSupport",
+                "GitHubAPI", "HackerNewsAPI", "DaumSearchAPI",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+            ]),
+        .testTarget(
+            name: "FreshetCombineTests",
+            dependencies: [
+                "Freshet", "FreshetCombine", "FreshetTestSupport",
+                .product(name: "OpenCombine", package: "OpenCombine", condition: .when(platforms: [.linux, .windows, .android])),
+            ]),
+        .testTarget(name: "GitHubAPITests", dependencies: ["Freshet", "GitHubAPI", "FreshetTestSupport", .product(name: "HTTPTypes", package: "swift-http-types")]),
+        .testTarget(name: "HackerNewsAPITests", dependencies: ["Freshet", "HackerNewsAPI", .product(name: "HTTPTypes", package: "swift-http-types")]),
+        .testTarget(name: "DaumSearchAPITests", dependencies: ["Freshet", "DaumSearchAPI", .product(name: "HTTPTypes", package: "swift-http-types")]),
+        .testTarget(name: "FreshetSimulatorTests", dependencies: ["FreshetSimulator"]),
+        .testTarget(
+            name: "FreshetCLITests",
+            // `freshet` is built for the tests to run as a process, not imported.
+            dependencies: ["freshet", "Freshet", "FreshetSimulator", "FreshetTestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
     ],
     swiftLanguageModes: [.v6]
 )
