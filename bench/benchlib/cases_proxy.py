@@ -1,0 +1,234 @@
+"""bench/proxy-load's cases: peers (cache hits of freshet proxy, nginx and Varnish under wrk) and
+load (hits, pass-through, direct and a stream through one freshet proxy, curl --parallel)."""
+from __future__ import annotations
+
+import math
+import os
+import threading
+import time
+from pathlib import Path
+
+from .common import fail, fmt_x, log, med, row, run, table
+from .machine import fs_type
+from .processes import cpu_seconds, rss_kib, tree
+from .proxies import raw_get, scripted_body, start_freshet, start_nginx, start_varnish, wrk_run
+from .simulator import Simulator
+
+SCRIPTED_PATH = "/scripted/bench-2k"
+HIT_TARGET = 0.5  # issue: proxy hits ≥ 0.5× nginx
+
+
+def case_peers(args, bins: dict[str, Path], tools: dict[str, str], sim: Simulator, work: Path, out: list[str], summary: dict):
+    body = scripted_body(args.body_bytes)
+    sim.request("POST", "/_sim/script", {
+        "path": SCRIPTED_PATH, "status": 200, "body": body,
+        "headers": [["Content-Type", "application/json; charset=utf-8"], ["Cache-Control", "public, max-age=600"],
+                    ["ETag", '"bench-2k-v1"']]})
+    log(f"peers: origin {sim.url}{SCRIPTED_PATH} ({len(body)}-byte JSON, Cache-Control: public, max-age=600)")
+
+    freshet, freshet_url, _ = start_freshet(bins["freshet"], sim.url, work, "peers-proxy")
+    nginx, nginx_url = start_nginx(tools["nginx"], sim.port, work, args.nginx_workers)
+    varnish, varnish_url = start_varnish(tools["varnishd"], sim.port, work)
+    peers = [
+        ("freshet", "freshet proxy", freshet, freshet_url),
+        ("nginx", f"nginx proxy_cache (worker_processes {args.nginx_workers})", nginx, nginx_url),
+        ("varnish", "Varnish (malloc 64 MiB, default thread pools)", varnish, varnish_url),
+    ]
+    nginx_workers = len([p for p in tree(nginx.pid) if p != nginx.pid])
+    log(f"peers: freshet {freshet_url} (pid {freshet.pid}), nginx {nginx_url} (pid {nginx.pid}, {nginx_workers} child "
+        f"processes: workers + cache manager/loader), varnish {varnish_url} (pid {varnish.pid})")
+
+    def is_hit(key, fields):
+        if key == "freshet":
+            return fields.get("x-cache", "").upper() == "HIT", f"X-Cache: {fields.get('x-cache', '—')}"
+        if key == "nginx":
+            return fields.get("x-cache-status", "").upper() == "HIT", f"X-Cache-Status: {fields.get('x-cache-status', '—')}"
+        ids = fields.get("x-varnish", "").split()
+        return len(ids) == 2, f"X-Varnish: {fields.get('x-varnish', '—')}, Age: {fields.get('age', '—')}"
+
+    checks, wire = {}, {}
+    problems: list[str] = []
+    for key, _, _, url in peers:
+        target = url + SCRIPTED_PATH
+        before = sim.request_count()
+        first = raw_get(target)
+        second = raw_get(target)
+        warm_origin = sim.request_count() - before
+        hit, shown = is_hit(key, second[1])
+        if first[0] != 200 or second[0] != 200 or second[2] != body.encode():
+            problems.append(f"{key}: warm-up answered {first[0]}/{second[0]}, body {'matches' if second[2] == body.encode() else 'DIFFERS'}")
+        if not hit:
+            problems.append(f"{key}: the second answer was not a cache hit ({shown})")
+        checks[key] = {"hit": hit, "shown": shown, "origin": warm_origin}
+        wire[key] = second[3]
+        log(f"  warm {key}: {first[0]} then {second[0]} ({shown}); origin saw {warm_origin} request(s); "
+            f"{second[3]} bytes on the wire per answer")
+
+    samples = {key: [] for key, *_ in peers}
+    cpu = {key: [] for key, *_ in peers}
+    origin = {key: 0 for key, *_ in peers}
+    for round_ in range(args.rounds):
+        for key, _, child, url in peers:
+            if not child.alive():
+                fail(f"{child.name} exited ({child.process.returncode}) during the runs: {child.tail()}")
+            before, cpu_before = sim.request_count(), cpu_seconds(child.pid)
+            start = time.monotonic()
+            result = wrk_run(tools["wrk"], url + SCRIPTED_PATH, args.threads, args.concurrency, args.duration)
+            elapsed = time.monotonic() - start
+            result["cores"] = (cpu_seconds(child.pid) - cpu_before) / elapsed
+            result["origin"] = sim.request_count() - before
+            origin[key] += result["origin"]
+            samples[key].append(result)
+            cpu[key].append(result["cores"])
+            log(f"  round {round_ + 1}: {key:8} {result['rps']:9.0f} req/s  p50 {result['p50']:6.2f} ms  p99 "
+                f"{result['p99']:6.2f} ms  {result['cores']:.2f} cores  errors {result['non2xx'] + result['socket_errors']}  "
+                f"origin {result['origin']}")
+    after = {}
+    for key, _, _, url in peers:
+        hit, shown = is_hit(key, raw_get(url + SCRIPTED_PATH)[1])
+        after[key] = shown
+        if not hit:
+            problems.append(f"{key}: after the runs the answer was no longer a hit ({shown})")
+
+    stats = {}
+    for key, name, child, _ in peers:
+        values = [s["rps"] for s in samples[key]]
+        stats[key] = {"name": name, "rps": med(values), "min": min(values), "max": max(values),
+                      "p50": med([s["p50"] for s in samples[key]]), "p99": med([s["p99"] for s in samples[key]]),
+                      "cores": med(cpu[key]), "rss_kib": rss_kib(child.pid, whole_tree=True),
+                      "errors": sum(s["non2xx"] + s["socket_errors"] for s in samples[key]),
+                      "requests": sum(s["requests"] for s in samples[key]), "origin": origin[key],
+                      "wire": wire[key], "runs": values}
+    f = stats["freshet"]["rps"]
+    ratio_nginx, ratio_varnish = f / stats["nginx"]["rps"], f / stats["varnish"]["rps"]
+
+    out += [f"### Cache hits — freshet proxy vs nginx `proxy_cache` vs Varnish, `wrk -t{args.threads} -c{args.concurrency} "
+            f"-d{args.duration}s --latency`", "",
+            f"Origin: freshet-sim's scripted route `{SCRIPTED_PATH}` (a {len(body):,}-byte JSON body, `Cache-Control: public, "
+            "max-age=600`, an ETag), one instance behind all three. Each peer was warmed with one request and its second "
+            "answer checked to be a hit; then the runs alternated freshet, nginx, varnish for "
+            f"{args.rounds} round{'s' if args.rounds != 1 else ''}. The medians are over the rounds; *cores* is the CPU "
+            "time the peer's processes used during a run ÷ its wall time (median); RSS is the peer's whole process "
+            "tree after the runs; *bytes/answer* is one hit on the wire, head included. wrk (one thread) and the "
+            "peer share the machine's cores; the origin is idle while hits are served.", ""]
+    rows = []
+    for key in ("freshet", "nginx", "varnish"):
+        s = stats[key]
+        rows.append([s["name"], f"{s['rps']:,.0f}", f"{s['min']:,.0f}–{s['max']:,.0f}", f"{s['p50']:.2f} ms",
+                     f"{s['p99']:.2f} ms", "—" if key == "freshet" else fmt_x(f / s["rps"]), f"{s['cores']:.2f}",
+                     f"{s['rss_kib'] / 1024:.1f} MiB", f"{s['wire']:,}", str(s["errors"]), str(s["origin"])])
+    out += table(["peer", "req/s (median)", "min–max", "p50 (median)", "p99 (median)", "freshet ÷ this", "cores", "RSS",
+                  "bytes/answer", "errors", "origin requests"], rows, "lrrrrrrrrrr") + [""]
+    out += ["Round by round (req/s):", ""]
+    out += table(["round", "freshet", "nginx", "varnish"],
+                 [[str(i + 1)] + [f"{stats[k]['runs'][i]:,.0f}" for k in ("freshet", "nginx", "varnish")]
+                  for i in range(args.rounds)], "rrrr")
+    out += ["",
+            f"- freshet ÷ nginx = **{ratio_nginx:.2f}×**, freshet ÷ varnish = **{ratio_varnish:.2f}×** (medians).",
+            f"- Target (issue): proxy hits ≥ {HIT_TARGET}× nginx: **{'met' if ratio_nginx >= HIT_TARGET else 'NOT met'}** "
+            f"({ratio_nginx:.2f}×).",
+            "- Hit checks: warm-up " + "; ".join(f"{k} {'hit' if c['hit'] else 'NOT a hit'} ({c['shown']})" for k, c in checks.items())
+            + "; after the runs " + "; ".join(f"{k} {v}" for k, v in after.items()) + ".",
+            "- Origin requests during the hit runs (freshet-sim's `/_sim/stats`): "
+            + ", ".join(f"{k} {stats[k]['origin']}" for k in stats) + f" (of {sum(s['requests'] for s in stats.values()):,} "
+            "answers in all).",
+            f"- Set-up: freshet proxy with its defaults (NIO, one event loop per core; {os.cpu_count()} cores); nginx "
+            f"`worker_processes {args.nginx_workers}` ({nginx_workers} child processes: workers plus cache manager and "
+            "loader), cache files in a temp dir on "
+            f"{fs_type(work)}, keep-alive upstream, `keepalive_requests` unbounded for the run, access log off; Varnish "
+            "built-in VCL, `-s malloc,64m`, default thread pools, `-j none -T none`."]
+    if problems:
+        out += ["- **Problems:** " + "; ".join(problems) + "."]
+    summary["peers"] = {k: {kk: vv for kk, vv in v.items() if kk != "name"} for k, v in stats.items()}
+    summary["ratio_nginx"], summary["ratio_varnish"] = ratio_nginx, ratio_varnish
+    summary["target"] = {"ratio": HIT_TARGET, "met": ratio_nginx >= HIT_TARGET}
+    summary["problems"] = problems
+    for child in (freshet, nginx, varnish):
+        child.stop()
+    return problems
+
+
+def case_load(args, bins, tools, sim: Simulator, work: Path, out: list[str], summary: dict):
+    proxy, proxy_url, home = start_freshet(bins["freshet"], sim.url, work, "load-proxy")
+    samples: list[tuple[float, int]] = []
+    sampling = threading.Event()
+
+    def sampler():
+        while not sampling.is_set() and proxy.alive():
+            samples.append((time.time(), rss_kib(proxy.pid)))
+            sampling.wait(0.2)
+    thread = threading.Thread(target=sampler, daemon=True)
+    thread.start()
+
+    curl = tools["curl"]
+    rows = []
+    problems = []
+
+    def load(name: str, url: str, watch_pid: int):
+        config = work / f"{name}.curl"
+        config.write_text(f'url = "{url}"\noutput = "/dev/null"\n' * args.requests)
+        before_rss, before_origin = rss_kib(watch_pid), sim.request_count()
+        start = time.monotonic()
+        result = run([curl, "--silent", "--show-error", "--parallel", "--parallel-immediate", "--parallel-max",
+                      str(args.concurrency), "--max-time", "30", "--noproxy", "*", "--write-out",
+                      "%{http_code} %{time_total}\n", "--config", str(config)], timeout=300, check=False)
+        seconds = time.monotonic() - start
+        lines = [line.split() for line in result.stdout.splitlines() if line.strip()]
+        times = sorted(float(t) * 1000 for _, t in lines)
+        ok = sum(1 for code, _ in lines if code == "200")
+        origin = sim.request_count() - before_origin
+
+        def rank(p):
+            return times[max(0, math.ceil(len(times) * p) - 1)] if times else float("nan")
+        rows.append(row([name, str(args.requests), str(args.concurrency), str(args.requests - ok), f"{seconds:.2f}",
+                         f"{args.requests / seconds:,.0f}", f"{rank(0.5):.1f}", f"{rank(0.99):.1f}", str(origin),
+                         f"{before_rss / 1024:.1f}", f"{rss_kib(watch_pid) / 1024:.1f}"]))
+        if len(lines) != args.requests:
+            problems.append(f"{name}: {len(lines)} of {args.requests} transfers reported")
+        log(f"  load {name}: {args.requests / seconds:,.0f} req/s, {args.requests - ok} errors, origin {origin}")
+
+    log(f"load: freshet proxy {proxy_url} (pid {proxy.pid}) in front of {sim.url}")
+    raw_get(proxy_url + "/repos/ReactiveX/RxSwift")  # warm: store the entry
+    load("hit", proxy_url + "/repos/ReactiveX/RxSwift", proxy.pid)
+    load("pass", proxy_url + "/_sim/bytes?size=5000", proxy.pid)
+    load("hit", proxy_url + "/repos/ReactiveX/RxSwift", proxy.pid)
+    load("direct", sim.url + "/_sim/bytes?size=5000", proxy.pid)
+
+    stream_bytes = 500_000_000
+    result = run([curl, "--silent", "--show-error", "--noproxy", "*", "--max-time", "120", "-o", "/dev/null",
+                  "--write-out", "%{http_code} %{size_download} %{time_total}",
+                  f"{proxy_url}/_sim/bytes?size={stream_bytes}&chunked=1"], timeout=180, check=False)
+    try:
+        code, size, seconds = result.stdout.split()
+        stream = (f"stream: status {code}, {int(size):,} bytes in {float(seconds):.2f} s "
+                  f"({int(size) / float(seconds) / 1e6:.0f} MB/s), proxy RSS after {rss_kib(proxy.pid) / 1024:.1f} MiB")
+    except ValueError:
+        stream = f"stream: curl failed (exit {result.returncode}): {result.stderr.strip()[-300:]}"
+        problems.append("stream failed")
+    sampling.set()
+    thread.join(timeout=5)
+    peak = max((kib for _, kib in samples), default=0)
+    stats = run([bins["freshet"], "cache", "stats"], timeout=60, check=False,
+                env=dict(os.environ, FRESHET_HOME=str(home), NO_COLOR="1"))
+    answers = next((line.split(None, 1)[1].strip() for line in stats.stdout.splitlines() if line.startswith("answers")), None)
+    status = proxy.stop(timeout=30)
+
+    out += ["### Load — `freshet proxy` alone: hits, pass-through, direct baseline, one large stream (curl --parallel)", "",
+            f"Origin: freshet-sim. *hit*: `/repos/ReactiveX/RxSwift` (5 KB, max-age=60) from the proxy's cache; *pass*: "
+            f"`/_sim/bytes?size=5000` (no-store) forwarded every time; *direct*: the pass workload against the simulator "
+            f"itself. {args.requests} requests per run over {args.concurrency} connections; latency is curl's per-transfer "
+            "time_total (nearest rank); *origin* is the requests the simulator saw during the run; RSS is the proxy's.", "",
+            *table(["run", "requests", "conc", "errors", "seconds", "requests/s", "p50 ms", "p99 ms", "origin",
+                    "RSS before MiB", "RSS after MiB"], rows, "lrrrrrrrrrr"), "",
+            f"- {stream}",
+            f"- proxy peak RSS over all runs: {peak / 1024:.1f} MiB ({len(samples)} samples, every 0.2 s)"]
+    if answers:
+        out.append(f"- cache answers (`freshet cache stats`): {answers}")
+    out.append(f"- proxy exit status after SIGTERM: {status}")
+    if problems:
+        out.append("- **Problems:** " + "; ".join(problems) + ".")
+    summary["load"] = {"rows": rows, "peak_rss_mib": peak / 1024, "exit_status": status}
+    return problems
+
+
+# MARK: - Main

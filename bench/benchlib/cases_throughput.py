@@ -1,0 +1,83 @@
+"""bench/run's throughput case: small GETs on keep-alive through Freshet's full middleware stack,
+raw AsyncHTTPClient, URLSession and the Python and Node peers."""
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+from .common import PEERS, fmt_x, log, med, table
+from .processes import timed
+from .simulator import Simulator
+
+
+def case_throughput(sim: Simulator, bins, python: Path, args, notes: list[str]):
+    N, C = args.requests, args.concurrency
+    url = sim.url + "/_sim/bytes?size=200"
+    client = str(bins["freshet-bench-client"])
+    common = ["--url", url, "--requests", str(N), "--concurrency", str(C)]
+    clients = [
+        ("freshet", "Freshet: APIClient.live, full middleware chain, no cache", [client, "--mode", "freshet"] + common),
+        ("ahc", "raw AsyncHTTPClient (Freshet's shared-client configuration)", [client, "--mode", "ahc"] + common),
+        ("urlsession", "URLSession (FoundationNetworking)", [client, "--mode", "urlsession"] + common),
+        ("httpx", "Python httpx (AsyncClient)", [str(python), str(PEERS / "throughput_httpx.py")] + common),
+        ("aiohttp", "Python aiohttp", [str(python), str(PEERS / "throughput_aiohttp.py")] + common),
+        ("node", "Node.js fetch (undici)", ["node", str(PEERS / "throughput_fetch.mjs")] + common),
+    ]
+    rps = {key: [] for key, _, _ in clients}
+    cpu = {key: [] for key, _, _ in clients}  # client process CPU seconds (user + system) per run
+    failed = {}
+    log(f"client throughput: {N} GETs of {url.replace(sim.url, '')} at concurrency {C}")
+    for i in range(args.runs):
+        for key, _, cmd in clients:
+            if key in failed:
+                continue
+            before = sim.request_count()
+            cpu_before = len(cpu[key])
+            _, result, _ = timed(cmd, timeout=330, rss=True, cpu=cpu[key])
+            sent = sim.request_count() - before
+            sim.reset_log()
+            try:
+                report = json.loads(result.stdout.strip().splitlines()[-1])
+            except (IndexError, ValueError):
+                report = None
+            if result.returncode != 0 or report is None:
+                del cpu[key][cpu_before:]
+                failed[key] = f"exit {result.returncode}: {(result.stderr or result.stdout)[-300:].strip()}"
+                notes.append(f"throughput {key}: failed ({failed[key]}); left out.")
+                log(f"  run {i + 1}: {key:10} FAILED {failed[key]}")
+                continue
+            expected = N + 2 * C
+            if sent != expected:
+                notes.append(f"throughput {key} run {i + 1}: the simulator saw {sent} requests, expected {expected}.")
+            rps[key].append(report["rps"])
+            log(f"  run {i + 1}: {key:10} {report['rps']:9.0f} req/s"
+                + (f", {cpu[key][-1] * 1e6 / (N + 2 * C):5.0f} µs CPU per request" if len(cpu[key]) > cpu_before else ""))
+    ahc = med(rps["ahc"])
+    freshet = med(rps["freshet"])
+    rows = []
+    result = {"N": N, "C": C}
+    for key, name, _ in clients:
+        values = rps[key]
+        m = med(values)
+        result[key] = m
+        if not values:
+            rows.append([name, "failed", "—", "—", "—", "—"])
+            continue
+        per_request = med(cpu[key]) * 1e6 / (N + 2 * C)
+        result[key + "_cpu_us"] = per_request
+        rows.append([name, f"{m:,.0f}", f"{min(values):,.0f}–{max(values):,.0f}", fmt_x(m / ahc) if not math.isnan(ahc) else "—",
+                     "—" if key == "freshet" else fmt_x(freshet / m),
+                     "—" if math.isnan(per_request) else f"{per_request:.0f} µs"])
+    lines = [f"### Client throughput — {N:,} GETs of `/_sim/bytes?size=200` at concurrency {C}, keep-alive", "",
+             f"Requests per second, median of {args.runs} runs, measured inside each client after {2 * C} untimed warm-up "
+             "requests (so connections are open). Every request has a distinct `&n=i` query, so Freshet's coalescing "
+             "cannot merge any: each client makes every exchange (the simulator's request count is checked). "
+             "Freshet and raw AsyncHTTPClient share one configuration (that of `Transports.sharedHTTPClient`, "
+             "connection pool included); every client may open up to 32 connections. The client and the simulator share "
+             "the machine's cores, so a client that burns more CPU also slows the server it measures: *client CPU per "
+             "request* (user + system time of the whole client process, start-up and warm-up included, ÷ requests; "
+             "median) is the steadier number when other work loads the machine.", ""]
+    lines += table(["client", "req/s (median)", "range", "vs raw AHC", "Freshet ÷ this", "client CPU per request"],
+                   rows, "lrrrrr")
+    return result, lines

@@ -1,0 +1,135 @@
+"""What the benchmarks write: the Headline and Targets lines, bench/RESULTS.md (bench/run owns
+everything above its "## Proxy" heading, bench/proxy-load the Proxy section up to "## Profiles",
+which is written by hand) and the README's headline lines."""
+from __future__ import annotations
+
+from .common import README, RESULTS, command_line, fmt_ms, fmt_s, fmt_x
+
+PROXY_HEADING = "## Proxy"
+PROFILES_HEADING = "## Profiles"
+PROXY_PLACEHOLDER = "<!-- proxy: placeholder written by bench/run; bench/proxy-load's own text replaces it -->"
+README_BEGIN = "<!-- bench:headline:begin -->"
+README_END = "<!-- bench:headline:end -->"
+
+
+def headline(hn, tp, feed, warm=None, proxy=None) -> list[str]:
+    lines = []
+    if hn:
+        f = hn["freshet"]
+        lines.append(f"- HN fan-out ({hn['N']} stories, {hn['L']} ms per request, concurrency {hn['C']}): Freshet "
+                     f"{fmt_s(f['wall'])} = {fmt_x(f['wall'] / hn['limit'])} the physical limit ({fmt_s(hn['limit'])}); "
+                     f"the peers take aiohttp {fmt_x(hn['aiohttp']['wall'] / f['wall'])}, Node fetch "
+                     f"{fmt_x(hn['node']['wall'] / f['wall'])}, the tutorial shape {fmt_x(hn['tutorial']['wall'] / f['wall'])} "
+                     f"Freshet's time (whole process; above 1× Freshet is faster). At most {hn['in_flight']} requests were in flight.")
+    if tp:
+        lines.append(f"- Client throughput ({tp['N']:,} GETs, concurrency {tp['C']}): Freshet {tp['freshet']:,.0f} req/s = "
+                     f"{fmt_x(tp['freshet'] / tp['ahc'])} raw AsyncHTTPClient ({tp['ahc']:,.0f}), using "
+                     f"{tp['freshet_cpu_us']:.0f} µs of client CPU per request against AsyncHTTPClient's {tp['ahc_cpu_us']:.0f}; URLSession "
+                     f"{tp['urlsession']:,.0f}, httpx {tp['httpx']:,.0f}, aiohttp {tp['aiohttp']:,.0f}, Node fetch {tp['node']:,.0f}.")
+    if feed:
+        lines.append(f"- Warm feed: within freshness {fmt_ms(feed['fresh_wall'])} and {feed['fresh_wire']:,.0f} bytes received; "
+                     f"`--refresh` (304) {fmt_ms(feed['refresh_wall'])} and {feed['refresh_wire']:,.0f} bytes received "
+                     f"(headers only; the first run received {feed['cold_wire']:,}); first output from the store with the "
+                     f"network unreachable {fmt_ms(feed['offline_tty_first'])} to a terminal, "
+                     f"{fmt_ms(feed['offline_pipe_first'])} to a pipe.")
+    if warm:
+        lines.append(f"- Warm runs (no request): `freshet feed` {fmt_ms(warm['feed']['wall'])} = {fmt_x(warm['feed']['ratio'])} "
+                     f"and `freshet hn --limit {warm['N']}` {fmt_ms(warm['hn']['wall'])} = {fmt_x(warm['hn']['ratio'])} "
+                     f"`freshet --version` ({fmt_ms(warm['version']['wall'])}).")
+    if proxy and "peers" in proxy:
+        p = proxy["peers"]
+        lines.append(f"- Proxy cache hits (wrk, 64 connections, ~2 KiB JSON): freshet proxy {p['freshet']['rps']:,.0f} req/s = "
+                     f"{fmt_x(proxy['ratio_nginx'])} nginx proxy_cache ({p['nginx']['rps']:,.0f}) and "
+                     f"{fmt_x(proxy['ratio_varnish'])} Varnish ({p['varnish']['rps']:,.0f}).")
+    if hn:
+        lines.append(f"- Memory: peak RSS of `freshet hn --limit {hn['N']}` {hn['freshet']['rss_kib'] / 1024:.0f} MiB.")
+    return lines
+
+
+def targets(hn, tp, feed, warm=None, proxy=None) -> list[str]:
+    lines = []
+    if hn:
+        f = hn["freshet"]["wall"]
+        peers = {k: hn[k]["wall"] for k in ("aiohttp", "node", "tutorial")}
+        ok = f <= 1.2 * hn["limit"]
+        lines.append(f"- HN fan-out within 1.2× of the limit: {'met' if ok else 'NOT met'} ({fmt_x(f / hn['limit'])}).")
+        slower = [k for k, v in peers.items() if v <= f]
+        lines.append("- HN fan-out faster than every peer (whole process): " + ("met." if not slower else f"NOT met (slower than {', '.join(slower)})."))
+        work_slower = [k for k in ("aiohttp", "node") if hn[k]["work"] <= f]
+        if work_slower:
+            lines.append(f"  - against the peers' own fan-out-only time Freshet's whole process is slower than {', '.join(work_slower)}.")
+    if tp:
+        ratio = tp["freshet"] / tp["ahc"]
+        lines.append(f"- Throughput within 10% of raw AsyncHTTPClient: {'met' if ratio >= 0.9 else 'NOT met'} ({fmt_x(ratio)}).")
+    if feed:
+        first = feed["offline_tty_first"]
+        lines.append(f"- Warm feed first output under 50 ms: {'met' if first < 0.05 else 'NOT met'} ({fmt_ms(first)} to a terminal, "
+                     f"{fmt_ms(feed['offline_pipe_first'])} to a pipe).")
+    if warm:
+        for key, name in (("feed", "`freshet feed`"), ("hn", f"`freshet hn --limit {warm['N']}`")):
+            w = warm[key]
+            extra = "" if not w["requests"] else f"; the runs made {w['requests']} requests, so they were not warm"
+            lines.append(f"- Warm {name} (no request) within {w['target']}× `freshet --version`: "
+                         f"{'met' if w['met'] else 'NOT met'} ({fmt_x(w['ratio'])}, per run {fmt_x(w['ratio_min'])}–"
+                         f"{fmt_x(w['ratio_max'])}{extra}).")
+    if proxy is not None:
+        if "peers" in proxy:
+            lines.append(f"- Proxy cache hits at least {proxy['target']['ratio']}× nginx proxy_cache: "
+                         f"{'met' if proxy['target']['met'] else 'NOT met'} ({fmt_x(proxy['ratio_nginx'])}; "
+                         f"{fmt_x(proxy['ratio_varnish'])} Varnish; see the Proxy section).")
+        else:
+            lines.append(f"- Proxy cache hits at least 0.5× nginx proxy_cache: not measured ({proxy.get('error', 'see the Proxy section')}).")
+    return lines
+
+
+def write_results(sections: list[str], proxy_lines: list[str], proxy_summary: str, proxy_ran: bool) -> None:
+    """Writes RESULTS.md: `sections`, then the Proxy section. The Proxy section belongs to
+    bench/proxy-load (run with --write-results, it rewrites it itself) and is kept as it is, unless
+    it is bench/run's own placeholder and bench/proxy-load ran this time without writing it, in which
+    case the placeholder is rewritten with this run's proxy output."""
+    kept = None
+    if RESULTS.exists():
+        text = RESULTS.read_text()
+        index = text.find("\n" + PROXY_HEADING + "\n")
+        own = index >= 0 and (PROXY_PLACEHOLDER in text[index:] or "this is the output bench/run saw" in text[index:])
+        if index >= 0 and not (own and proxy_ran):
+            kept = text[index + 1:]
+    if kept is None:
+        kept = "\n".join([PROXY_HEADING, "", PROXY_PLACEHOLDER, "",
+                          "This section belongs to `bench/proxy-load` (cache hits of `freshet proxy` next to nginx and "
+                          "Varnish; hits, misses and a stream through it); bench/run keeps it as it is once written there. Until then, "
+                          f"this is the output bench/run saw ({proxy_summary}):", ""]
+                         + (["```", *proxy_lines, "```"] if proxy_lines else ["(no output)"])) + "\n"
+    RESULTS.write_text("\n".join(sections) + "\n\n" + kept)
+
+
+def update_readme(lines: list[str]) -> str:
+    text = README.read_text()
+    section = text.find("## Tests and benchmarks")
+    begin, end = text.find(README_BEGIN), text.find(README_END)
+    if section < 0 or not (section < begin < end):
+        return "README not updated: no headline markers in its \"Tests and benchmarks\" section."
+    README.write_text(text[:begin + len(README_BEGIN)] + "\n" + "\n".join(lines) + "\n" + text[end:])
+    return "README headline updated."
+
+
+# MARK: - Main
+
+
+def write_proxy_section(text: str) -> None:
+    """bench/proxy-load's part of RESULTS.md: replaces its Proxy section (up to the hand-written Profiles)
+    with `text`."""
+    section = f"{PROXY_HEADING}\n\nWritten by `{command_line()}` (from the repository root); bench/run keeps this section as it is.\n\n{text}\n"
+    tail = ""
+    if RESULTS.exists():
+        existing = RESULTS.read_text()
+        # The hand-written profile findings after the Proxy section are kept as they are.
+        profiles = existing.find("\n" + PROFILES_HEADING + "\n")
+        if profiles >= 0:
+            tail = "\n" + existing[profiles + 1:]
+            existing = existing[:profiles + 1]
+        index = existing.find("\n" + PROXY_HEADING + "\n")
+        head = existing[:index + 1] if index >= 0 else existing.rstrip("\n") + "\n\n"
+    else:
+        head = "# Benchmark results\n\n"
+    RESULTS.write_text(head + section + tail)
