@@ -1,7 +1,7 @@
 import Foundation
 import Freshet
 
-/// The Kakao (Daum) search API endpoints, as ``Endpoint`` values.
+/// The Kakao (Daum) search API endpoints, as Freshet `Endpoint` values.
 ///
 /// Every request needs `Authorization: KakaoAK {REST_API_KEY}`. The endpoints do not carry the
 /// key: the client adds the header (build it with ``authorizationValue(apiKey:)``), so an

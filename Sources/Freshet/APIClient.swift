@@ -173,7 +173,10 @@ public struct APIClient: Sendable {
     /// The middleware chain folded around the transport: `middlewares` outermost first, the
     /// transport innermost. Calling the result sends a raw request through every middleware, with
     /// nothing decoded — for callers that forward requests and responses as they are (a proxy).
-    /// - Parameter operationID: passed to every middleware and to the transport.
+    /// - Parameters:
+    ///   - middlewares: the middlewares, outermost first.
+    ///   - transport: sends the request after the innermost middleware.
+    ///   - operationID: passed to every middleware and to the transport.
     public static func chain(
         middlewares: [any ClientMiddleware], transport: any ClientTransport, operationID: String
     ) -> @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?) {

@@ -6,8 +6,8 @@ import Synchronization
 /// ``APIClient`` (or a proxy), beside the HTTP response instead of inside its header fields.
 ///
 /// ``APIClient/send(_:)`` binds a fresh report to ``current`` for each call; the cache middleware
-/// records its ``cache`` outcome and ``staleReason``, the retry middleware the ``attempt``, and
-/// the client copies them into ``Response``. Nothing here ever becomes a header field, so nothing
+/// records its ``Snapshot/cache`` outcome and ``Snapshot/staleReason``, the retry middleware the
+/// ``Snapshot/attempt``, and the client copies them into ``Response``. Nothing here ever becomes a header field, so nothing
 /// can leak to a server, a proxy client or `Response.headers`.
 ///
 /// A middleware used on its own (say, in a swift-openapi-generator client) finds no report bound

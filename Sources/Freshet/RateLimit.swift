@@ -74,8 +74,10 @@ public final class RateLimitTracker: Sendable {
     public init() {}
 
     /// The last budget seen for `resource`.
-    /// - Parameter credential: a hash of the credential the budget belongs to, when one tracker
-    ///   serves several (a proxy); `nil` for a client's own.
+    /// - Parameters:
+    ///   - resource: the rate-limit resource (`core`, `search`, … as `X-RateLimit-Resource` names it).
+    ///   - credential: a hash of the credential the budget belongs to, when one tracker
+    ///     serves several (a proxy); `nil` for a client's own.
     public func budget(for resource: String, credential: Int? = nil) -> RateLimitBudget? {
         state.withLock { $0.budgets[Key(credential: credential, resource: resource)] }
     }
@@ -109,8 +111,13 @@ public final class RateLimitTracker: Sendable {
 
     /// Reads the budget in the fields of `response` to a request to `path`, if any, and records it
     /// and the resource it names for the path.
-    /// - Parameter resource: the resource the request was checked against, for an answer that
-    ///   names none.
+    /// - Parameters:
+    ///   - response: the response whose `X-RateLimit-*` fields are read.
+    ///   - path: the path of the request the response answers.
+    ///   - resource: the resource the request was checked against, for an answer that
+    ///     names none.
+    ///   - credential: a hash of the credential the budget belongs to (see
+    ///     ``budget(for:credential:)``); `nil` for a client's own.
     /// - Returns: the budget read.
     @discardableResult
     public func record(from response: HTTPResponse, path: String, resource: String, credential: Int? = nil)

@@ -55,6 +55,8 @@ public struct RetryMiddleware: ClientMiddleware {
 
     /// Creates the middleware.
     /// - Parameters:
+    ///   - policy: when and how often to retry (default: up to 3 attempts, on connection failures,
+    ///     timeouts and `408`, `429`, `500`, `502`, `503`, `504`).
     ///   - sleep: how to wait (inject a recording sleeper in tests; the default is `Task.sleep`).
     ///   - random: a number in `0..<1` for jitter.
     ///   - now: the current time, for `Retry-After` dates.

@@ -5,10 +5,10 @@ import OpenAPIRuntime
 
 /// An RFC 9111 HTTP cache as a `ClientMiddleware`.
 ///
-/// Place it innermost, right before the transport (see ``Freshet/Middlewares``): a retried or
+/// Place it innermost, right before the transport (see `Middlewares`): a retried or
 /// coalesced request then still hits it. It reports how it answered through
-/// ``Freshet/ExchangeReport`` (never in a header field), which ``Freshet/APIClient`` turns into
-/// ``Freshet/Response/cache`` and ``Freshet/Response/staleReason``:
+/// `ExchangeReport` (never in a header field), which `APIClient` turns into
+/// `Response.cache` and `Response.staleReason`:
 /// `hit` (served from the store), `revalidated` (a `304` confirmed the stored response, which is
 /// delivered as the stored `200`), `miss` (from the server) or `stale` (served stale: a caller's
 /// `max-stale`, `stale-while-revalidate`, `stale-if-error`, or ``Options/serveStaleOnFailure``).
@@ -177,7 +177,7 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource {
     ///
     /// It is what ``intercept(_:body:baseURL:operationID:next:)`` would answer from the store, and
     /// counts the same outcome; a proxy calls it first so that a hit never enters the
-    /// origin-side chain. The outcome is also reported through ``Freshet/ExchangeReport``.
+    /// origin-side chain. The outcome is also reported through `ExchangeReport`.
     public func answerFromStore(for request: HTTPRequest, baseURL: URL) async -> StoredAnswer? {
         guard Self.answersAlone(request), let location = location(of: request, baseURL: baseURL),
               let decision = decide(request, url: location.url,
@@ -266,7 +266,7 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource {
     }
 
     /// The stored response for `request`, stale or not, unless it forbids being served stale
-    /// (``Freshet/StoredResponseSource``: ``Freshet/APIClient/sendOrStored(_:)`` asks after a
+    /// (`StoredResponseSource`: `APIClient.sendOrStored(_:)` asks after a
     /// failure raised outside the cache). Counted as a `stale` answer.
     public func storedResponse(for request: HTTPRequest, baseURL: URL) async -> (HTTPResponse, Data)? {
         guard request.method == .get, let url = request.url(relativeTo: baseURL) else { return nil }

@@ -69,7 +69,7 @@ public struct CacheStats: Sendable, Equatable, Codable {
     public var entries: Int
     /// Bytes stored.
     public var bytes: Int
-    /// How many requests were answered with each ``Freshet/CacheOutcome``, by raw value.
+    /// How many requests were answered with each `CacheOutcome`, by raw value.
     public var outcomes: [String: Int]
 
     /// Creates statistics.
@@ -108,7 +108,7 @@ extension CacheStore {
 }
 
 /// A store with a memory that answers without suspending: a server may then answer cache hits
-/// on its event loop (``CacheMiddleware/answerFromMemory(for:baseURL:)``).
+/// on its event loop (``CacheMiddleware/decisionFromMemory(for:at:)``).
 public protocol MemoryLookup: CacheStore {
     /// Every variant stored for `key` when the memory knows the key (marked as used, like
     /// ``CacheStore/variants(forKey:)``); `nil` when only ``CacheStore/variants(forKey:)`` can tell.

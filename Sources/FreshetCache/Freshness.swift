@@ -42,6 +42,9 @@ public struct Freshness: Sendable, Equatable {
 
     /// Computes freshness for `stored` at `now`.
     /// - Parameters:
+    ///   - stored: the stored response.
+    ///   - mode: the cache's mode: `s-maxage` counts only in ``CacheMode/shared``.
+    ///   - now: the current time, for the resident time and the age.
     ///   - lifetimeOverride: a caller's own lifetime, replacing what the response says.
     ///   - heuristicFraction: the share of `Date − Last-Modified` used when the response gives no
     ///     explicit lifetime (§4.2.2; 10% by default) and its status is cacheable by default or

@@ -16,7 +16,7 @@ extension APIClient {
         responsePublisher(for: endpoint).map(\.value).eraseToAnyPublisher()
     }
 
-    /// Like ``publisher(for:)`` but delivers the whole ``Response`` with its metadata.
+    /// Like ``publisher(for:)`` but delivers the whole `Response` with its metadata.
     public func responsePublisher<Value>(for endpoint: Endpoint<Value>) -> AnyPublisher<Response<Value>, APIError> {
         TaskPublisher { () async throws(APIError) -> Response<Value> in
             try await self.send(endpoint)
@@ -27,7 +27,7 @@ extension APIClient {
 /// A publisher that runs an async operation in a `Task` per subscription.
 /// Cancelling the subscription cancels the task.
 public struct TaskPublisher<Output: Sendable>: Publisher {
-    /// The failure type: always ``APIError``.
+    /// The failure type: always `APIError`.
     public typealias Failure = APIError
 
     private let operation: @Sendable () async throws(APIError) -> Output

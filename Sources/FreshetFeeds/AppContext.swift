@@ -28,8 +28,12 @@ public final class AppContext: Sendable {
 
     /// Opens the database under `configuration.home` and prepares the clients.
     /// - Parameters:
+    ///   - configuration: where the APIs live, the credentials, and the database's folder.
     ///   - transport: the HTTP transport every client uses.
     ///   - logger: where per-exchange log lines go, if anywhere.
+    ///   - hackerNewsListLifetime: how long Hacker News lists stay fresh, in seconds (default 60).
+    ///   - hackerNewsItemLifetime: how long Hacker News items and users stay fresh, in seconds
+    ///     (default 300).
     ///   - warn: called with a message when something was repaired (e.g. a corrupt database moved aside).
     public init(configuration: AppConfiguration, transport: any ClientTransport, logger: Logger? = nil,
                 hackerNewsListLifetime: Double = 60, hackerNewsItemLifetime: Double = 300,
@@ -64,7 +68,7 @@ public final class AppContext: Sendable {
 
     /// A client for GitHub avatar images (``AppConfiguration/avatarsURL``): no credentials (a
     /// different host from the API), the HTTP cache, no retries, its own rate-limit budget, and a
-    /// 2 MiB body limit. Use it with ``GitHub/avatar(_:size:)``.
+    /// 2 MiB body limit. Use it with `GitHub.avatar(_:size:)`.
     public func avatars() -> APIClient {
         // An image is decoration: one attempt, and a rate-limit budget of its own (the avatars
         // host is not the API: a spent API budget must not refuse it).

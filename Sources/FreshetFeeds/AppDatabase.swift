@@ -13,7 +13,7 @@ import Musl
 /// The apps' database, owned by the apps (GRDB's app pattern): one SQLite file per user,
 /// `freshet.sqlite` in ``defaultDirectory(environment:)``, shared by every Freshet process of
 /// that user. It holds the tables of the libraries the apps use — the HTTP cache's
-/// (``FreshetCache/SQLiteCacheStore``) and the feed store's (``FeedStore``) — each built by the
+/// (`SQLiteCacheStore`) and the feed store's (``FeedStore``) — each built by the
 /// migrations its library registers; an ``AppDatabase/Schema`` says which.
 ///
 /// The database is opened in WAL mode with a 5 second busy timeout and foreign keys on, so

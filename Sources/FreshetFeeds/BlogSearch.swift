@@ -14,7 +14,7 @@ public enum BlogSortOrder: String, CaseIterable, Sendable, Hashable {
     /// Newest first by the parsed `datetime` (client side).
     case datetime
 
-    /// The order to request from the server: ``recency`` for itself, else ``BlogSort/accuracy``.
+    /// The order to request from the server: ``recency`` for itself, else `BlogSort.accuracy`.
     public var serverSort: BlogSort { self == .recency ? .recency : .accuracy }
 
     /// Whether the order is applied on the client (no request needed to change it).
@@ -71,7 +71,13 @@ public enum BlogSearch {
 
     /// Every page from `startPage` on, until the server says `is_end` or page ``maxPage`` was
     /// read (the API's cap), merged and put in `order`. `meta` is the last page's.
-    /// - Parameter onPage: called after each page with its number and the posts so far.
+    /// - Parameters:
+    ///   - client: a Kakao client (``AppContext/kakao()``).
+    ///   - query: the search text.
+    ///   - order: the order of the merged posts; the server is asked for its ``BlogSortOrder/serverSort``.
+    ///   - size: posts per page, 1…50.
+    ///   - startPage: the first page to read.
+    ///   - onPage: called after each page with its number and the posts so far.
     public static func allPages(
         client: APIClient, query: String, order: BlogSortOrder = .accuracy, size: Int = 50, startPage: Int = 1,
         onPage: @Sendable (Int, Int) -> Void = { _, _ in }

@@ -8,7 +8,7 @@ import HackerNewsAPI
 /// Encodes as the item with its upstream field names plus `comments`, the replies in the
 /// same shape.
 public struct CommentNode: Sendable, Hashable, Identifiable, Encodable {
-    /// The comment. When it is deleted or dead (not ``HNItem/isVisible``), the node is a
+    /// The comment. When it is deleted or dead (not `HNItem.isVisible`), the node is a
     /// placeholder kept only because some of its replies are visible.
     public var item: HNItem
     /// 0 for a direct reply to the story, 1 for a reply to that, …
@@ -104,6 +104,7 @@ public struct CommentTreeLoader: Sendable {
     /// Loads item `id` and every reply below it.
     ///
     /// - Parameters:
+    ///   - id: the Hacker News item ID of the story (or comment, poll, job) at the root.
     ///   - force: revalidate with the server even what is fresh in the cache.
     ///   - progress: called after each reply request finishes, on the caller's task; `total`
     ///     grows as each level reveals the next.

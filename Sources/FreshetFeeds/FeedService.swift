@@ -53,7 +53,9 @@ public struct FeedService: Sendable {
 
     /// Fetches `repository`'s events (from the cache while fresh, else conditionally) and merges
     /// them into the store. A failure leaves the store as it was.
-    /// - Parameter force: revalidate even while the cached response is fresh (`--refresh`).
+    /// - Parameters:
+    ///   - repository: the repository whose events are fetched.
+    ///   - force: revalidate even while the cached response is fresh (`--refresh`).
     public func refresh(_ repository: RepositoryName, force: Bool = false) async throws(APIError) -> FeedRefresh {
         // TODO: once the cache can say "stored and fresh" without a request, skip the send (and
         // reading the stored body to fingerprint it) when the fresh entry is the page merged last.

@@ -67,9 +67,12 @@ public struct FeedStore: Sendable {
     /// Adds `events` to `repository`'s feed, keeping each `id` once and only the newest
     /// ``maxPerRepository``. Returns the events that were not stored before.
     ///
-    /// - Parameter fingerprint: the ``fingerprint(_:)`` of the response body `events` were
-    ///   decoded from, recorded so that the same body need not be merged again
-    ///   (``fingerprints(repositories:)``); `nil` forgets the recorded one.
+    /// - Parameters:
+    ///   - events: the events to add, in any order.
+    ///   - repository: the repository as `owner/name`, in any case (stored under ``key(_:)``).
+    ///   - fingerprint: the ``fingerprint(_:)`` of the response body `events` were
+    ///     decoded from, recorded so that the same body need not be merged again
+    ///     (``fingerprints(repositories:)``); `nil` forgets the recorded one.
     @discardableResult
     public func merge(_ events: [GitHubEvent], into repository: String, fingerprint: Int64? = nil) async throws
         -> [GitHubEvent]

@@ -9,7 +9,7 @@ public enum SearchUpdate<Results: Sendable>: Sendable {
     case searching(query: String)
     /// The newest query's results arrived.
     case results(query: String, Results)
-    /// The newest query failed. Rate limits arrive as ``APIError/rateLimited(resetAt:message:url:)``.
+    /// The newest query failed. Rate limits arrive as `APIError.rateLimited(resetAt:message:url:)`.
     case failed(query: String, APIError)
 
     /// The query this update is about.
@@ -49,7 +49,7 @@ public enum SearchUpdate<Results: Sendable>: Sendable {
 public struct SearchSession<Results: Sendable>: Sendable {
     /// The quiet time after the last keystroke before a query is sent.
     public var debounce: Duration
-    /// Runs one query. Cancelling the calling task must cancel the request (``APIClient`` does).
+    /// Runs one query. Cancelling the calling task must cancel the request (`APIClient` does).
     public let search: @Sendable (String) async throws(APIError) -> Results
 
     /// The default debounce interval: 300 ms.

@@ -193,6 +193,7 @@ public struct StoryLoader: Sendable {
     /// Loads the first `limit` stories of `list`.
     ///
     /// - Parameters:
+    ///   - list: the story list (top, new, best, ask, show or job).
     ///   - limit: how many IDs of the list to load (at most the list's size).
     ///   - sort: the order of ``StoryPage/stories``.
     ///   - force: revalidate with the server even what is fresh in the cache (`Cache-Control: max-age=0`).

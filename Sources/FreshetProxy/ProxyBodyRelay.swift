@@ -13,7 +13,9 @@ public final class ProxyBodyRelay: Sendable {
     private let pump: Task<Void, Never>
 
     /// Starts reading `source`.
-    /// - Parameter length: the `Content-Length` of the request, if it has one.
+    /// - Parameters:
+    ///   - source: the body of the client's request, as the server receives it.
+    ///   - length: the `Content-Length` of the request, if it has one.
     public init<Source: AsyncSequence & Sendable>(_ source: Source, length: Int?) where Source.Element == ArraySlice<UInt8> {
         let channel = AsyncThrowingChannel<ArraySlice<UInt8>, any Error>()
         pump = Task {

@@ -30,7 +30,7 @@ import Synchronization
 /// origin's `Date` (one is added when the origin sent none). A client's `If-None-Match` or
 /// `If-Modified-Since` is answered from a fresh stored response (`304` when it matches). A request
 /// the store can answer (a fresh hit) never enters the origin-side chain. How the cache answered
-/// comes from ``Freshet/ExchangeReport``, never from a header field. When the origin cannot be
+/// comes from `ExchangeReport`, never from a header field. When the origin cannot be
 /// reached the answer is `502`, when it does not answer in time `504`, with a short plain-text body.
 public struct ProxyForwarder: Sendable {
     /// The origin every request is forwarded to (it may carry a path prefix, like `…/v0`).

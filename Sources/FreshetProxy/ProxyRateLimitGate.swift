@@ -4,7 +4,7 @@ import HTTPTypes
 import OpenAPIRuntime
 
 /// Keeps the proxy from spending a rate-limit budget the origin said is spent: it reads the
-/// `X-RateLimit-*` fields of every answer into a ``Freshet/RateLimitTracker`` (the client's
+/// `X-RateLimit-*` fields of every answer into a `RateLimitTracker` (the client's
 /// budget store), per resource (GitHub's `core`, `search`, …, learned from the origin's answers)
 /// and per credential (the `Authorization` value, hashed in memory), and refuses — without a request —
 /// what would spend a budget with nothing left before its reset, with ``Refusal`` (`429` for the

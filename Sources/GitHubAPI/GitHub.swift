@@ -2,7 +2,7 @@ import Foundation
 import Freshet
 import HTTPTypes
 
-/// The GitHub REST API endpoints Freshet uses, as ``Endpoint`` values.
+/// The GitHub REST API endpoints Freshet uses, as Freshet `Endpoint` values.
 ///
 /// Every endpoint sends `Accept: application/vnd.github+json` and
 /// `X-GitHub-Api-Version: 2022-11-28`, and decodes with ``GitHub/decoder``.

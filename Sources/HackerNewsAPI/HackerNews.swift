@@ -1,7 +1,7 @@
 import Foundation
 import Freshet
 
-/// The Hacker News Firebase API endpoints, as ``Endpoint`` values.
+/// The Hacker News Firebase API endpoints, as Freshet `Endpoint` values.
 ///
 /// There is no batch endpoint: a front page is one ``stories(_:)`` request followed by one
 /// ``item(id:)`` request per story. Send those with bounded concurrency

@@ -2,12 +2,12 @@ import DaumSearchAPI
 import HackerNewsAPI
 
 extension HNItem {
-    /// ``HackerNewsAPI/HNItem/title`` with HTML entities decoded (`Q&amp;A` becomes `Q&A`).
+    /// `HNItem.title` with HTML entities decoded (`Q&amp;A` becomes `Q&A`).
     public var displayTitle: String? {
         title.map(HTMLText.decodeEntities)
     }
 
-    /// ``HackerNewsAPI/HNItem/text`` as plain text: paragraphs separated by blank lines, tags
+    /// `HNItem.text` as plain text: paragraphs separated by blank lines, tags
     /// removed, entities decoded.
     public var plainText: String? {
         text.map(HTMLText.plainText)
@@ -15,9 +15,9 @@ extension HNItem {
 }
 
 extension BlogPost {
-    /// ``DaumSearchAPI/BlogPost/title`` without tags, entities decoded.
+    /// `BlogPost.title` without tags, entities decoded.
     public var displayTitle: String { HTMLText.plainText(title) }
 
-    /// ``DaumSearchAPI/BlogPost/contents`` without tags, entities decoded.
+    /// `BlogPost.contents` without tags, entities decoded.
     public var displayContents: String { HTMLText.plainText(contents) }
 }

@@ -76,6 +76,7 @@ public enum GitHubFormat {
 
     // MARK: - Pieces
 
+    /// One line of a profile: `label` padded to ``labelWidth`` columns (dimmed when `color`), then `value`.
     public static func labelled(_ label: String, _ value: String, color: Bool) -> String {
         let padded = TextLayout.pad(label, to: labelWidth)
         return (color ? padded.dim : padded) + value

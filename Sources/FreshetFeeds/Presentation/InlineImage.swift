@@ -19,6 +19,7 @@ public enum InlineImageProtocol: String, Sendable, CaseIterable {
 public enum InlineImage {
     /// The image formats recognised by their first bytes.
     public enum Format: String, Sendable {
+        /// PNG, JPEG or GIF (87a or 89a), each known by its first bytes (``InlineImage/format(of:)``).
         case png, jpeg, gif
     }
 
