@@ -190,7 +190,16 @@ let package = Package(
         .testTarget(name: "GitHubAPITests", dependencies: ["GitHubAPI", "FreshetTestSupport"]),
         .testTarget(name: "HackerNewsAPITests", dependencies: ["HackerNewsAPI", "FreshetTestSupport"]),
         .testTarget(name: "DaumSearchAPITests", dependencies: ["DaumSearchAPI", "FreshetTestSupport"]),
-        .testTarget(name: "FreshetSimulatorTests", dependencies: ["FreshetSimulator", "FreshetTestSupport"]),
+        .testTarget(
+            name: "FreshetSimulatorTests",
+            dependencies: [
+                "FreshetSimulator", "FreshetTestSupport",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                // In-process tests of the simulator's routers (`app.test(.router)`).
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]),
         .testTarget(name: "FreshetCLITests", dependencies: ["freshet", "FreshetSimulator", "FreshetTestSupport", "FreshetCache"]),
     ],
     swiftLanguageModes: [.v6]
