@@ -94,6 +94,20 @@ struct RouterTests {
         }
     }
 
+    @Test("Trailing and repeated slashes match as before; parameters are percent-decoded")
+    func slashesAndPercentEncoding() async throws {
+        try await withRouter { simulator, client in
+            let plain = try await client.execute(uri: "/users/octocat", method: .get)
+            #expect(plain.status == .ok)
+            for path in ["/users/octocat/", "/users//octocat", "/users/octo%63at"] {
+                let response = try await client.execute(uri: path, method: .get)
+                #expect(response.status == .ok, "\(path)")
+                #expect(response.body == plain.body, "\(path)")
+            }
+            #expect(await simulator.requestLog().last?.path == "/users/octo%63at")
+        }
+    }
+
     // MARK: HEAD
 
     @Test("HEAD gets the GET head, Content-Length included, and no body; the log counts no bytes")
