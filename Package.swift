@@ -216,7 +216,16 @@ let package = Package(
         .testTarget(name: "GitHubAPITests", dependencies: ["Freshet", "GitHubAPI", "FreshetTestSupport", .product(name: "HTTPTypes", package: "swift-http-types")]),
         .testTarget(name: "HackerNewsAPITests", dependencies: ["Freshet", "HackerNewsAPI", .product(name: "HTTPTypes", package: "swift-http-types")]),
         .testTarget(name: "DaumSearchAPITests", dependencies: ["Freshet", "DaumSearchAPI", .product(name: "HTTPTypes", package: "swift-http-types")]),
-        .testTarget(name: "FreshetSimulatorTests", dependencies: ["FreshetSimulator"]),
+        .testTarget(
+            name: "FreshetSimulatorTests",
+            dependencies: [
+                "FreshetSimulator",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                // In-process tests of the simulator's routers (`app.test(.router)`).
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]),
         .testTarget(
             name: "FreshetCLITests",
             // `freshet` is built for the tests to run as a process, not imported.

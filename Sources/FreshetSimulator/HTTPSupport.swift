@@ -51,6 +51,14 @@ extension HTTPFields {
     }
 }
 
+extension SimRequestContext {
+    /// The path parameter `name`, percent-decoded (`""` when the route has none).
+    func parameter(_ name: String) -> String {
+        let raw = parameters.get(name) ?? ""
+        return raw.removingPercentEncoding ?? raw
+    }
+}
+
 enum HTTPSupport {
     static func status(_ code: Int) -> HTTPResponse.Status {
         let phrases: [Int: String] = [

@@ -15,6 +15,9 @@ import Synchronization
 /// }
 /// ```
 ///
+/// Each API is a controller on a Hummingbird `Router` (`GitHub/`, `HackerNews/`, `Kakao/`,
+/// `Avatars/`, `Testing/`), behind middleware that records, delays and faults requests
+/// (`Middleware/`); the `/_sim/` control endpoints (`Control/`) have a router of their own.
 /// ``Simulator/routes`` lists the routes (also served as JSON by `GET /_sim/routes`).
 public final class Simulator: Sendable {
     /// The configuration the data was generated from.
@@ -25,31 +28,6 @@ public final class Simulator: Sendable {
     let hackerNews: HackerNewsWorld
     let kakao: KakaoWorld
     let state: Mutex<SimulatorState>
-
-    /// A human-readable list of the routes served.
-    public static let routes: [String] = [
-        "GET /repos/{owner}/{repo}/events?per_page=&page=",
-        "GET /repos/{owner}/{repo}",
-        "GET /users/{login}",
-        "GET /avatars/u/{id}?v=4&s=16…460 (identicon PNG, as avatars.githubusercontent.com/u/{id})",
-        "GET /search/repositories?q=&sort=stars|forks|updated&order=asc|desc&per_page=&page=",
-        "GET /v0/{top,new,best,ask,show,job}stories.json",
-        "GET /v0/item/{id}.json",
-        "GET /v0/user/{id}.json",
-        "GET /v2/search/blog?query=&sort=accuracy|recency&page=&size= (Authorization: KakaoAK <key>)",
-        "GET|DELETE /_sim/log",
-        "GET /_sim/stats",
-        "POST /_sim/latency {\"route\":\"/v0/item\",\"ms\":50}",
-        "POST /_sim/events {\"repo\":\"owner/name\",\"count\":3}",
-        "POST|DELETE /_sim/faults {\"route\":\"/x\",\"status\":503,\"times\":2,\"headers\":{},\"body\":\"…\"}",
-        "POST|DELETE /_sim/fault-mode {\"route\":\"/x\",\"mode\":\"delay|drip|reset-mid-body|short-body|chunked-cut|huge\",\"times\":1,\"bytes\":100,\"chunk\":64,\"intervalMs\":100,\"delayMs\":1000,\"size\":52428800,\"chunked\":false}",
-        "POST /_sim/ratelimit {\"resource\":\"core\",\"remaining\":0,\"reset\":1700000000}",
-        "POST /_sim/script {\"path\":\"/scripted/a\",\"status\":200,\"headers\":[[\"ETag\",\"\\\"v1\\\"\"]],\"body\":\"…\"}",
-        "ANY /scripted/… (answers from its script, with 304 on matching validators)",
-        "POST /_sim/clock {\"offset\":30} (the Date of scripted answers runs this many seconds ahead)",
-        "GET /_sim/drip?bytes=N&chunk=K&intervalMs=M",
-        "GET /_sim/bytes?size=N[&chunked=1]",
-    ]
 
     /// Generates all data for `configuration`. Nothing listens until ``run(host:port:onListening:)``.
     public init(configuration: SimulatorConfiguration = .init()) {
@@ -81,11 +59,8 @@ public final class Simulator: Sendable {
     ) async throws {
         guard Self.isLoopback(host) else { throw SimulatorError.nonLoopbackHost(host) }
         state.withLock { $0.shuttingDown = false }
-        let responder = CallbackResponder<SimRequestContext> { [self] request, context in
-            try await context.withChannel { try await self.respond(to: request) }
-        }
         let app = Application(
-            responder: responder,
+            responder: makeResponder(),
             configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: nil),
             onServerRunning: { channel in
                 await onListening(channel.localAddress?.port ?? port)

@@ -1,4 +1,3 @@
-import Hummingbird
 import Synchronization
 
 /// One GitHub rate-limit window.
@@ -112,63 +111,5 @@ struct SimulatorState: Sendable {
         b.remaining = min(b.limit, b.remaining + 1)
         rateLimits[key] = b
         return b
-    }
-}
-
-/// Tracks one recorded request from arrival until its body finished or aborted. If the
-/// response is dropped without being written, `deinit` records it as aborted.
-final class RequestTracker: Sendable {
-    let id: Int
-    let simulator: Simulator
-    private let done = Mutex(false)
-
-    init(id: Int, simulator: Simulator) {
-        self.id = id
-        self.simulator = simulator
-    }
-
-    func setStatus(_ status: Int) {
-        simulator.state.withLock { $0.update(id) { $0.status = status } }
-    }
-
-    func addBytes(_ count: Int) {
-        simulator.state.withLock { $0.update(id) { $0.bytesSent += count } }
-    }
-
-    func complete(finished: Bool) {
-        let first = done.withLock { done -> Bool in
-            if done { return false }
-            done = true
-            return true
-        }
-        guard first else { return }
-        simulator.state.withLock { state in
-            state.inFlight -= 1
-            state.update(id) {
-                $0.finished = finished
-                $0.aborted = !finished
-            }
-        }
-    }
-
-    deinit {
-        complete(finished: false)
-    }
-}
-
-/// Forwards body writes and counts the bytes.
-struct CountingWriter: ResponseBodyWriter {
-    var base: any ResponseBodyWriter
-    let tracker: RequestTracker
-
-    mutating func write(_ buffer: ByteBuffer) async throws {
-        let n = buffer.readableBytes
-        try await base.write(buffer)
-        tracker.addBytes(n)
-    }
-
-    consuming func finish(_ trailingHeaders: HTTPFields?) async throws {
-        let base = self.base
-        try await base.finish(trailingHeaders)
     }
 }

@@ -65,19 +65,31 @@ extension Simulator {
 
     /// `X-Sim-Date`: the `Date` a scripted answer means (see ``setClockOffset(seconds:)``).
     static let simDate = HTTPField.Name("X-Sim-Date")!
+}
+
+/// `/scripted/…`, any method: answers from the script set for the path (`POST /_sim/script`).
+struct ScriptedController {
+    let simulator: Simulator
+
+    func addRoutes(to routes: SimRoutes) {
+        routes.any("/scripted", use: scripted)
+        routes.any("/scripted/**", " (answers from its script, with 304 on matching validators)", use: scripted)
+    }
 
     /// Answers `/scripted/…` from its script: `304` without a body when the request's
     /// `If-None-Match` matches the scripted `ETag` (weak comparison) or its `If-Modified-Since` is
     /// not older than the scripted `Last-Modified`; the scripted answer otherwise; 404 if unscripted.
-    func scripted(_ request: Request, path: String) -> Response {
-        guard let script = state.withLock({ $0.scripts[path] }) else {
+    /// Unsafe methods get `200` with an empty body and the script's ``Script/unsafeHeaders``.
+    @Sendable func scripted(_ request: Request, context: SimRequestContext) -> Response {
+        let path = request.uri.path
+        guard let script = simulator.state.withLock({ $0.scripts[path] }) else {
             return HTTPSupport.json(404, obj(("message", .string("Not Found"))).rendered)
         }
-        let offset = state.withLock { $0.clockOffset }
+        let offset = simulator.state.withLock { $0.clockOffset }
         func fields(_ pairs: [[String]]) -> HTTPFields {
             var fields = HTTPFields()
             let scriptedDate = pairs.first { $0.count == 2 && $0[0].lowercased() == "date" }?[1]
-            fields[Self.simDate] = scriptedDate ?? SimDate.rfc1123(Simulator.now() + offset)
+            fields[Simulator.simDate] = scriptedDate ?? SimDate.rfc1123(Simulator.now() + offset)
             for pair in pairs where pair.count == 2 {
                 if let name = HTTPField.Name(pair[0]) { fields.append(HTTPField(name: name, value: pair[1])) }
             }

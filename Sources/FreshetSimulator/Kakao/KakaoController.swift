@@ -1,9 +1,19 @@
 import Foundation
 import Hummingbird
 
-extension Simulator {
-    /// `GET /v2/search/blog` with Kakao's authentication and validation rules.
-    func kakaoBlogSearch(_ request: Request, query: QueryItems) -> Response {
+/// Kakao's Daum blog search, `GET /v2/search/blog`, with its authentication and validation rules.
+struct KakaoController {
+    let simulator: Simulator
+
+    func addRoutes(to routes: SimRoutes) {
+        routes.get("/v2/search/blog", "?query=&sort=accuracy|recency&page=&size= (Authorization: KakaoAK <key>)", use: blogSearch)
+    }
+
+    /// `GET /v2/search/blog?query=&sort=&page=&size=`.
+    @Sendable func blogSearch(_ request: Request, context: SimRequestContext) -> Response {
+        let query = QueryItems(request.uri.query)
+        let configuration = simulator.configuration
+        let kakao = simulator.kakao
         let contentType = "application/json;charset=UTF-8"
         func error(_ status: Int, _ type: String, _ message: String) -> Response {
             HTTPSupport.json(status, obj(("errorType", .string(type)), ("message", .string(message))).rendered, contentType: contentType)

@@ -110,16 +110,18 @@ extension Simulator {
         state.withLock { $0.faultModes.removeAll() }
     }
 
-    /// The route's real answer, broken as `fault` says.
-    func faultModeResponse(_ fault: FaultMode, request: Request, path: String) async throws -> Response {
+    /// The route's real answer (from `next`), broken as `fault` says.
+    func faultModeResponse(
+        _ fault: FaultMode, request: Request, context: SimRequestContext,
+        next: (Request, SimRequestContext) async throws -> Response
+    ) async throws -> Response {
         switch fault.mode {
         case .delay:
             let delay = min(max(fault.delayMs ?? 1000, 0), 120_000)
             try await pause(milliseconds: delay, deadline: ContinuousClock.now + .seconds(121))
-            return try await route(request, path: path)
+            return try await next(request, context)
         case .huge:
-            let size = min(max(fault.size ?? FaultMode.defaultHugeSize, 0), 512 * 1024 * 1024)
-            return bytes(QueryItems("size=\(size)" + (fault.chunked == true ? "&chunked=1" : "")))
+            return bytesResponse(size: fault.size ?? FaultMode.defaultHugeSize, chunked: fault.chunked == true)
         case .drip, .resetMidBody, .shortBody, .chunkedCut:
             break
         }
@@ -128,38 +130,26 @@ extension Simulator {
         var head = request.head
         head.headerFields[.ifNoneMatch] = nil
         head.headerFields[.ifModifiedSince] = nil
-        let plain = try await route(Request(head: head, body: RequestBody(buffer: ByteBuffer())), path: path)
+        let plain = try await next(Request(head: head, body: RequestBody(buffer: ByteBuffer())), context)
         let body = try await Self.collect(plain.body, limit: 16 * 1024 * 1024)
         var headers = plain.headers
         headers[.contentLength] = nil
         headers[.transferEncoding] = nil
         let total = body.readableBytes
         let cut = min(max(fault.bytes ?? total / 2, 0), max(total - 1, 0))
-        let channel = SimRequestContext.currentChannel
+        let channel = context.channel
 
         switch fault.mode {
         case .drip:
-            let chunk = min(max(fault.chunk ?? 64, 1), max(total, 1))
-            let interval = min(max(fault.intervalMs ?? 100, 0), 10_000)
-            let response = ResponseBody(contentLength: total) { [self] writer in
-                let deadline = ContinuousClock.now + .seconds(120)
-                var sent = 0
-                while sent < total {
-                    let n = min(chunk, total - sent)
-                    try await writer.write(body.getSlice(at: body.readerIndex + sent, length: n) ?? ByteBuffer())
-                    sent += n
-                    if sent < total && interval > 0 {
-                        try await pause(milliseconds: interval, deadline: deadline)
-                    }
-                }
-                try await writer.finish(nil)
+            let response = dripBody(total: total, chunk: fault.chunk ?? 64, intervalMs: fault.intervalMs ?? 100) { from, count in
+                body.getSlice(at: body.readerIndex + from, length: count) ?? ByteBuffer()
             }
             return Response(status: plain.status, headers: headers, body: response)
         case .resetMidBody, .shortBody:
             let reset = fault.mode == .resetMidBody
             let response = ResponseBody(contentLength: total) { writer in
                 if cut > 0 { try await writer.write(body.getSlice(at: body.readerIndex, length: cut) ?? ByteBuffer()) }
-                if reset, let channel { try await Self.reset(channel) }
+                if reset { try await Self.reset(channel) }
                 // Throwing makes the server close the connection with the body incomplete.
                 throw StreamAborted()
             }
@@ -192,22 +182,6 @@ extension Simulator {
         try await body.write(CollectingWriter(collector: collector))
         return collector.buffer.withLock { $0 }
     }
-
-    /// `POST|DELETE /_sim/fault-mode`.
-    func faultModeControl(_ request: Request) async throws -> Response {
-        if request.method == .delete {
-            await clearFaultModes()
-            return HTTPSupport.json(200, obj(("ok", true)).rendered)
-        }
-        guard let mode: FaultMode = try await decode(request) else {
-            let modes = FaultModeKind.allCases.map(\.rawValue).joined(separator: "|")
-            return HTTPSupport.controlError(
-                400, "expected {\"route\":\"/path\",\"mode\":\"\(modes)\",\"times\":1,\"bytes\":100,\"chunk\":64,"
-                    + "\"intervalMs\":100,\"delayMs\":1000,\"size\":52428800,\"chunked\":false}")
-        }
-        await injectFaultMode(mode)
-        return HTTPSupport.json(200, obj(("ok", true)).rendered)
-    }
 }
 
 extension SimulatorState {
@@ -218,26 +192,6 @@ extension SimulatorState {
         faultModes[i].times -= 1
         if faultModes[i].times <= 0 { faultModes.remove(at: i) }
         return mode
-    }
-}
-
-/// The simulator's request context: Hummingbird's basic one plus the connection, which a
-/// `reset-mid-body` fault needs to send a TCP RST.
-struct SimRequestContext: RequestContext {
-    var coreContext: CoreRequestContextStorage
-    let channel: any Channel
-
-    init(source: ApplicationRequestContextSource) {
-        coreContext = .init(source: source)
-        channel = source.channel
-    }
-
-    /// The connection of the request being answered.
-    @TaskLocal static var currentChannel: (any Channel)?
-
-    /// Runs `body` with ``currentChannel`` set to this request's connection.
-    func withChannel<T>(_ body: () async throws -> T) async rethrows -> T {
-        try await Self.$currentChannel.withValue(channel) { try await body() }
     }
 }
 
