@@ -166,6 +166,11 @@ let package = Package(
                 "Freshet", "FreshetTransports", "FreshetSimulator", "FreshetCache",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "GRDB", package: "GRDB.swift"),
+                // TLSOrigin: an https origin on loopback for HTTP1Transport's TLS test.
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             path: "Tests/FreshetTestSupport"
         ),
@@ -175,6 +180,7 @@ let package = Package(
                 "Freshet", "FreshetTransports", "FreshetSimulator", "FreshetTestSupport",
                 "GitHubAPI", "HackerNewsAPI", "DaumSearchAPI", "FreshetCache",
                 "FreshetFeeds", // the fuzz tests also feed the apps' HTML-to-text
+                .product(name: "NIOSSL", package: "swift-nio-ssl"), // the TLS test's trust roots
             ]),
         .testTarget(
             name: "FreshetCacheTests",

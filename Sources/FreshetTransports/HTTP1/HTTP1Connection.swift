@@ -40,10 +40,12 @@ final class HTTP1Connection: Sendable {
                         timeout: TimeAmount, pool: HTTP1ConnectionPool? = nil) async throws -> HTTP1Connection {
         let serverName: String? = key.host.isIPAddress ? nil : key.host
         let flag = TimedOutFlag()
-        let channel = try await ClientBootstrap(group: group)
+        // The handler comes out of the initializer: looked up afterwards, it may already be gone
+        // with a connection the origin (or a failed TLS handshake) closed at once.
+        let (channel, handler) = try await ClientBootstrap(group: group)
             .connectTimeout(timeout)
             .channelOption(ChannelOptions.autoRead, value: false)
-            .channelInitializer { channel in
+            .connect(host: key.host, port: key.port) { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let sync = channel.pipeline.syncOperations
                     if let tls {
@@ -56,26 +58,21 @@ final class HTTP1Connection: Sendable {
                     }())
                     let decoder = ByteToMessageHandler(
                         HTTPResponseDecoder(leftOverBytesStrategy: .dropBytes, informationalResponseStrategy: .forward))
-                    try sync.addHandlers([encoder, decoder, NIOHTTPRequestHeadersValidator(),
-                                          HTTP1ConnectionHandler(tls: tls != nil, flag: flag)])
+                    let handler = HTTP1ConnectionHandler(tls: tls != nil, flag: flag)
+                    try sync.addHandlers([encoder, decoder, NIOHTTPRequestHeadersValidator(), handler])
+                    return (channel, NIOLoopBound(handler, eventLoop: channel.eventLoop))
                 }
             }
-            .connect(host: key.host, port: key.port).get()
         do {
-            let handler = try await channel.eventLoop.submit {
-                let handler = try channel.pipeline.syncOperations.handler(type: HTTP1ConnectionHandler.self)
-                return NIOLoopBound(handler, eventLoop: channel.eventLoop)
-            }.get()
-            if tls != nil {
-                let loop = channel.eventLoop
-                try await loop.flatSubmit { handler.value.handshake(timeout: timeout) }.get()
-            }
+            let handshakeTimeout = tls != nil ? timeout : nil
+            try await channel.eventLoop.flatSubmit { handler.value.opened(handshakeTimeout: handshakeTimeout) }.get()
             return HTTP1Connection(key: key, channel: channel, handler: handler, flag: flag, pool: pool)
-        } catch is ChannelPipelineError {
-            // The origin closed the connection as it opened (its pipeline is gone): nothing was sent.
+        } catch is ConnectionClosed {
+            // The origin closed the connection as it opened, without an error: nothing was sent.
             channel.close(promise: nil)
             throw TransportFailure(.unreachable, reason: "the connection closed as soon as it opened")
         } catch {
+            // A TLS handshake that failed (a certificate not trusted, …) or timed out.
             channel.close(promise: nil)
             throw error
         }

@@ -48,11 +48,13 @@ final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
         context.fireChannelActive()
     }
 
-    /// Waits for the TLS handshake, for at most `timeout`.
-    func handshake(timeout: TimeAmount) -> EventLoopFuture<Void> {
+    /// Succeeds once the connection can carry a first exchange: at once without TLS, after the
+    /// TLS handshake (for at most `handshakeTimeout`) with it. Fails with the error that ended the
+    /// connection (`ConnectionClosed` when the origin closed it without one).
+    func opened(handshakeTimeout timeout: TimeAmount?) -> EventLoopFuture<Void> {
+        if let failure { return (loop ?? MultiThreadedEventLoopGroup.singleton.next()).makeFailedFuture(failure) }
         guard let context else { return Self.closedFuture(on: loop) }
-        if handshakeDone { return context.eventLoop.makeSucceededVoidFuture() }
-        if let failure { return context.eventLoop.makeFailedFuture(failure) }
+        guard let timeout, !handshakeDone else { return context.eventLoop.makeSucceededVoidFuture() }
         let promise = context.eventLoop.makePromise(of: Void.self)
         handshakePromise = promise
         let timer = context.eventLoop.assumeIsolated().scheduleTask(in: timeout) { [self] in
