@@ -180,7 +180,11 @@ let package = Package(
                 "Freshet", "FreshetTransports", "FreshetSimulator", "FreshetTestSupport",
                 "GitHubAPI", "HackerNewsAPI", "DaumSearchAPI", "FreshetCache",
                 "FreshetFeeds", // the fuzz tests also feed the apps' HTML-to-text
-                .product(name: "NIOSSL", package: "swift-nio-ssl"), // the TLS test's trust roots
+                // The TLS test's trust roots; the error classifier's table of NIO, NIOSSL and AsyncHTTPClient errors.
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ]),
         .testTarget(
             name: "FreshetCacheTests",

@@ -80,7 +80,7 @@ public struct HTTPClientTransport: ClientTransport {
         let response = try await client.execute(outbound, deadline: .now() + headTimeout)
         let head = HTTPResponse(nioStatus: response.status, headers: response.headers)
         guard request.method != .head else { return (head, nil) }
-        let length: HTTPBody.Length = head.headerFields[.contentLength].flatMap { Int64($0) }.map { .known($0) } ?? .unknown
+        let length = head.announcedBodyLength
         return (head, HTTPBody(response.body.map { ArraySlice($0.readableBytesView) }, length: length,
                                iterationBehavior: .single))
     }

@@ -1,5 +1,6 @@
 import HTTPTypes
 import NIOHTTP1
+import OpenAPIRuntime
 
 // The one conversion between NIO's HTTP/1 header lines and HTTP types' fields, for
 // `HTTPClientTransport` (AsyncHTTPClient) and `HTTP1Transport`. Both directions keep every line
@@ -44,5 +45,10 @@ extension HTTPResponse {
     /// NIO's response head as a response: status and header lines as received, in order.
     init(_ head: HTTPResponseHead) {
         self.init(nioStatus: head.status, headers: head.headers)
+    }
+
+    /// The length of the body as its `Content-Length` announces it (`unknown` without one).
+    var announcedBodyLength: HTTPBody.Length {
+        headerFields[.contentLength].flatMap { Int64($0) }.map { .known($0) } ?? .unknown
     }
 }

@@ -171,7 +171,7 @@ final class HTTP1Exchange: Sendable {
                 abort()
                 return (response, nil)
             }
-            let length: HTTPBody.Length = response.headerFields[.contentLength].flatMap { Int64($0) }.map { .known($0) } ?? .unknown
+            let length = response.announcedBodyLength
             if isHead || code == 204 || code == 304 {
                 // No body: its end follows the head at once.
                 while case .body = try await nextPart(readTimeout: readTimeout) {}
