@@ -22,16 +22,20 @@ import OpenAPIRuntime
 // part, header lines in order and as spelled). The exchange is read through our own small
 // handler rather than `NIOAsyncChannel`, because the handler keeps what the async channel does
 // not give:
-// - one socket read at a time, on demand: `NIOAsyncChannel` reads ahead up to its high watermark
-//   (of parts, not bytes) whether or not anyone is reading;
-// - a parked (idle, pooled) connection that receives anything is closed at once: servers send a
-//   `408` before closing an idle connection, and the async channel would buffer it, unseen, for
-//   the next exchange to take as its response;
+// - reads on demand, at most one socket read ahead of the reader: `NIOAsyncChannel` needs
+//   auto-read and reads ahead until its high watermark (counted in parts, not bytes) whether or
+//   not anyone is reading;
+// - a parked (idle, pooled) connection that receives anything is closed at once: a server may
+//   send a `408` before closing an idle connection, and the async channel would buffer it, unseen,
+//   for the next exchange to take as its response;
 // - the request's end being written to the socket (not just queued), which lets a response that
 //   completes before the upload task notes its end still release the connection for reuse;
 // - the TLS handshake awaited within the connect timeout (a user event the async channel drops);
-// - the head deadline and the read timeout as timers on the event loop, armed and cancelled
-//   with each read without another hop or task per chunk.
+// - the head deadline and the read timeout as timers armed and cancelled on the event loop with
+//   the read they guard; with the async channel each chunk would schedule and cancel a timer from
+//   outside the loop, or race a timeout task.
+// Keeping those beside an async channel would take a handler of nearly this size anyway, and two
+// ways of reading one connection.
 
 /// A `ClientTransport` speaking HTTP/1.1 over SwiftNIO directly, for `freshet proxy`.
 ///
