@@ -175,6 +175,11 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
+                // NIO and NIOSSL for TLSOrigin, an https origin on loopback for HTTP1Transport's TLS test.
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
             ],
             path: "Tests/FreshetTestSupport"
@@ -185,9 +190,13 @@ let package = Package(
                 "Freshet", "FreshetTransports", "FreshetSimulator", "FreshetTestSupport",
                 "GitHubAPI", "HackerNewsAPI", "DaumSearchAPI", "FreshetCache",
                 "FreshetFeeds", // the fuzz tests also feed the apps' HTML-to-text
+                // AsyncHTTPClient, NIO and NIOSSL: the TLS test's trust roots and the error classifier's table.
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
             ]),
         .testTarget(

@@ -68,10 +68,7 @@ public struct HTTPClientTransport: ClientTransport {
         }
         var outbound = HTTPClientRequest(url: url.absoluteString)
         outbound.method = Self.method(request.method)
-        outbound.headers.reserveCapacity(request.headerFields.count)
-        for field in request.headerFields where field.name != .contentLength && field.name != .transferEncoding {
-            outbound.headers.add(name: field.name.rawName, value: field.value)
-        }
+        outbound.headers.addExceptFraming(request.headerFields)
         if let body {
             let length: HTTPClientRequest.Body.Length
             switch body.length {
@@ -81,16 +78,9 @@ public struct HTTPClientTransport: ClientTransport {
             outbound.body = .stream(body.map { ByteBuffer(bytes: $0) }, length: length)
         }
         let response = try await client.execute(outbound, deadline: .now() + headTimeout)
-        var fields = HTTPFields()
-        fields.reserveCapacity(response.headers.count)
-        for (name, value) in response.headers {
-            if let fieldName = HTTPField.Name(name) { fields.append(HTTPField(name: fieldName, value: value)) }
-        }
-        let head = HTTPResponse(
-            status: .init(code: Int(response.status.code), reasonPhrase: response.status.reasonPhrase),
-            headerFields: fields)
+        let head = HTTPResponse(nioStatus: response.status, headers: response.headers)
         guard request.method != .head else { return (head, nil) }
-        let length: HTTPBody.Length = fields[.contentLength].flatMap { Int64($0) }.map { .known($0) } ?? .unknown
+        let length = head.announcedBodyLength
         return (head, HTTPBody(response.body.map { ArraySlice($0.readableBytesView) }, length: length,
                                iterationBehavior: .single))
     }

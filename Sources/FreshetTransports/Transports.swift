@@ -3,7 +3,6 @@ import Foundation
 import Freshet
 import HTTPTypes
 import NIOCore
-import NIOHTTP1
 import NIOPosix
 import OpenAPIRuntime
 import OpenAPIURLSession
@@ -47,8 +46,7 @@ public enum Transports {
     /// as `TransportFailure` so ``APIError`` can say "unreachable" or "timed out".
     /// - Parameter timeout: the deadline for one whole request.
     public static func asyncHTTPClient(timeout: Duration = requestTimeout) -> any ClientTransport {
-        let nanoseconds = timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000
-        let transport = HTTPClientTransport(headTimeout: .nanoseconds(nanoseconds))
+        let transport = HTTPClientTransport(headTimeout: TimeAmount(timeout))
         // AsyncHTTPClient's deadline ends when the response head arrives; the body is held to it here.
         return ClassifyingTransport(base: transport, deadline: timeout)
     }
@@ -100,60 +98,10 @@ public struct ClassifyingTransport: ClientTransport {
         return (response, classified)
     }
 
-    /// A response that broke off or is not HTTP: `invalidEOFState` is a connection closed before
-    /// the body announced by Content-Length or chunked framing was complete.
-    static func parserFailure(_ error: HTTPParserError) -> TransportFailure {
-        let reason = error == .invalidEOFState
-            ? "the connection closed before the response was complete" : "malformed response (\(error.debugDescription))"
-        return TransportFailure(.connectionLost, reason: reason)
-    }
-
-    /// Maps AsyncHTTPClient and NIO errors to `TransportFailure`; other errors pass through.
+    /// Maps AsyncHTTPClient, NIO and OS networking errors to `TransportFailure` (through the
+    /// transports' one classifier); other errors pass through.
     public static func classify(_ error: any Error) -> any Error {
-        if error is CancellationError || Task.isCancelled {
-            return TransportFailure(.cancelled, reason: "cancelled")
-        }
-        if let error = error as? HTTPClientError {
-            switch error {
-            case .connectTimeout, .getConnectionFromPoolTimeout:
-                // No connection was made: the request never left (retrying it is always safe).
-                return TransportFailure(.unreachable, reason: "connect timed out")
-            case .deadlineExceeded, .readTimeout, .writeTimeout:
-                return TransportFailure(.timedOut, reason: "request timed out")
-            case .cancelled:
-                return TransportFailure(.cancelled, reason: "cancelled")
-            case .remoteConnectionClosed:
-                return TransportFailure(.connectionLost, reason: "the server closed the connection early")
-            case .bodyLengthMismatch:
-                return TransportFailure(.connectionLost, reason: "the body was shorter than its Content-Length")
-            default:
-                return TransportFailure(.connectionLost, reason: String(describing: error))
-            }
-        }
-        if let error = error as? HTTPParserError {
-            return parserFailure(error)
-        }
-        if error is NIOConnectionError {
-            return TransportFailure(.unreachable, reason: "connection failed")
-        }
-        if let error = error as? IOError {
-            switch error.errnoCode {
-            case ECONNREFUSED: return TransportFailure(.unreachable, reason: "connection refused")
-            case ENETUNREACH, EHOSTUNREACH: return TransportFailure(.unreachable, reason: "no route to host")
-            case ECONNRESET, EPIPE: return TransportFailure(.connectionLost, reason: "connection reset by peer")
-            default: return TransportFailure(.connectionLost, reason: "I/O error \(error.errnoCode)")
-            }
-        }
-        if let error = error as? ChannelError {
-            switch error {
-            case .connectTimeout: return TransportFailure(.unreachable, reason: "connect timed out")
-            default: return TransportFailure(.connectionLost, reason: String(describing: error))
-            }
-        }
-        if let error = error as? ClientError {
-            return classify(error.underlyingError)
-        }
-        return error
+        TransportErrorClassifier.failure(for: error) ?? error
     }
 }
 

@@ -1,0 +1,270 @@
+import Freshet
+import NIOCore
+import NIOPosix
+import NIOSSL
+import Synchronization
+
+/// Keep-alive HTTP/1.1 connections per scheme, host and port, shared by ``HTTP1Transport``s.
+///
+/// At most ``Configuration/maxConnectionsPerHost`` connections are open to one origin (more
+/// requests wait for one to come free, within their head timeout); an idle connection is closed
+/// after ``Configuration/idleTimeout``, and at once when the origin closes it.
+public final class HTTP1ConnectionPool: Sendable {
+    /// Limits and timeouts of a pool.
+    public struct Configuration: Sendable {
+        /// Open connections to one origin, busy and idle together (default 64).
+        public var maxConnectionsPerHost: Int
+        /// How long an unused keep-alive connection is kept (default 60 s).
+        public var idleTimeout: Duration
+        /// How long making a connection (TCP, and TLS for `https`) may take (default 10 s).
+        public var connectTimeout: Duration
+        /// TLS for `https` origins (default: the system's trust roots; ALPN is always `http/1.1`).
+        /// For an origin with a private CA, set its `trustRoots` (e.g. `.certificates([root])`).
+        public var tls: TLSConfiguration
+
+        /// Creates a configuration.
+        public init(maxConnectionsPerHost: Int = 64, idleTimeout: Duration = .seconds(60),
+                    connectTimeout: Duration = .seconds(10), tls: TLSConfiguration = .makeClientConfiguration()) {
+            self.maxConnectionsPerHost = max(1, maxConnectionsPerHost)
+            self.idleTimeout = idleTimeout
+            self.connectTimeout = connectTimeout
+            self.tls = tls
+        }
+    }
+
+    /// The process-wide pool, on NIO's singleton event loop group.
+    public static let shared = HTTP1ConnectionPool()
+
+    /// The pool's limits.
+    public let configuration: Configuration
+    let group: any EventLoopGroup
+    private let state = Mutex(State())
+    /// Made once, on the first `https` connection.
+    private let tlsContext = Mutex<NIOSSLContext?>(nil)
+
+    /// Creates a pool whose connections run on `group`.
+    public init(configuration: Configuration = .init(),
+                group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) {
+        self.configuration = configuration
+        self.group = group
+    }
+
+    /// The TLS context of `https` connections: ``Configuration/tls`` offering HTTP/1.1 only.
+    private func makeTLSContext() throws -> NIOSSLContext {
+        try tlsContext.withLock { context in
+            if let context { return context }
+            var configuration = self.configuration.tls
+            configuration.applicationProtocols = ["http/1.1"]
+            let made = try NIOSSLContext(configuration: configuration)
+            context = made
+            return made
+        }
+    }
+
+    /// Connections open now (busy, idle or being made), over all origins.
+    public var openConnections: Int {
+        state.withLock { $0.hosts.values.reduce(0) { $0 + $1.open } }
+    }
+
+    /// Closes every idle connection; busy ones close when their exchange ends.
+    public func closeIdleConnections() {
+        let idle = state.withLock { state -> [IdleEntry] in
+            var all: [IdleEntry] = []
+            for key in state.hosts.keys {
+                all += state.hosts[key]!.idle
+                state.hosts[key]!.idle.removeAll()
+            }
+            return all
+        }
+        for entry in idle {
+            entry.timer?.cancel()
+            entry.connection.close()
+        }
+    }
+
+    struct Key: Hashable, Sendable {
+        var scheme: String
+        var host: String
+        var port: Int
+    }
+
+    private struct State: Sendable {
+        var hosts: [Key: Host] = [:]
+        var nextWaiter = 0
+    }
+
+    private struct Host: Sendable {
+        /// Connections open or being made: each holds one of the host's slots until it closes.
+        var open = 0
+        var idle: [IdleEntry] = []
+        var waiters: [Waiter] = []
+    }
+
+    private struct IdleEntry: Sendable {
+        var connection: HTTP1Connection
+        var timer: Scheduled<Void>?
+    }
+
+    private struct Waiter: Sendable {
+        var id: Int
+        var continuation: CheckedContinuation<Grant, any Error>
+        var timer: Scheduled<Void>?
+    }
+
+    private enum Grant: Sendable {
+        case connection(HTTP1Connection)
+        case connect
+    }
+
+    private enum Decision {
+        case reuse(HTTP1Connection)
+        case connect
+        case wait
+    }
+
+    /// A connection to `key`: an idle one (`reused` true) unless `fresh`, else a new one as soon
+    /// as the host has a free slot.
+    func acquire(_ key: Key, deadline: NIODeadline, fresh: Bool) async throws -> (HTTP1Connection, reused: Bool) {
+        var expired: [Scheduled<Void>] = []
+        let decision = state.withLock { state -> Decision in
+            var host = state.hosts[key, default: Host()]
+            defer { state.hosts[key] = host }
+            if !fresh {
+                while let entry = host.idle.popLast() {
+                    if let timer = entry.timer { expired.append(timer) }
+                    if entry.connection.isActive { return .reuse(entry.connection) }
+                    // A closed one: its close callback frees its slot.
+                }
+            }
+            if host.open < configuration.maxConnectionsPerHost {
+                host.open += 1
+                return .connect
+            }
+            return .wait
+        }
+        for timer in expired { timer.cancel() }
+        switch decision {
+        case .reuse(let connection):
+            return (connection, true)
+        case .connect:
+            return (try await connect(key, deadline: deadline), false)
+        case .wait:
+            switch try await wait(key, deadline: deadline) {
+            case .connection(let connection): return (connection, true)
+            case .connect: return (try await connect(key, deadline: deadline), false)
+            }
+        }
+    }
+
+    private func wait(_ key: Key, deadline: NIODeadline) async throws -> Grant {
+        let id = state.withLock { state in
+            state.nextWaiter += 1
+            return state.nextWaiter
+        }
+        let loop = group.next()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Grant, any Error>) in
+                let cancelled = state.withLock { state -> Bool in
+                    if Task.isCancelled { return true }
+                    let timer = loop.scheduleTask(deadline: deadline) { [self] in
+                        abandon(key, id: id, error: TransportFailure(.timedOut, reason: "no connection to the origin came free in time"))
+                    }
+                    state.hosts[key, default: Host()].waiters.append(
+                        Waiter(id: id, continuation: continuation, timer: timer))
+                    return false
+                }
+                if cancelled { continuation.resume(throwing: CancellationError()) }
+            }
+        } onCancel: {
+            abandon(key, id: id, error: CancellationError())
+        }
+    }
+
+    private func abandon(_ key: Key, id: Int, error: any Error) {
+        let waiter = state.withLock { state -> Waiter? in
+            guard let index = state.hosts[key]?.waiters.firstIndex(where: { $0.id == id }) else { return nil }
+            return state.hosts[key]!.waiters.remove(at: index)
+        }
+        waiter?.timer?.cancel()
+        waiter?.continuation.resume(throwing: error)
+    }
+
+    /// Makes a new connection; the caller holds a slot of `key`'s host, which the connection
+    /// keeps until it closes (or which is freed here when it cannot be made).
+    private func connect(_ key: Key, deadline: NIODeadline) async throws -> HTTP1Connection {
+        let remaining = deadline - .now()
+        let limit = TimeAmount(configuration.connectTimeout)
+        let timeout = min(limit, max(remaining, .milliseconds(1)))
+        do {
+            let tls = key.scheme == "https" ? try makeTLSContext() : nil
+            let connection = try await HTTP1Connection.connect(key, tls: tls, group: group, timeout: timeout, pool: self)
+            connection.channel.closeFuture.whenComplete { [self] _ in closed(connection) }
+            return connection
+        } catch {
+            slotFreed(key)
+            if timeout < limit, case .connectTimeout = error as? ChannelError {
+                throw TransportFailure(.timedOut, reason: "the origin did not answer in time")
+            }
+            throw error
+        }
+    }
+
+    /// A connection whose exchange ended cleanly and may carry another.
+    func release(_ connection: HTTP1Connection) {
+        let key = connection.key
+        let idleTimeout = TimeAmount(configuration.idleTimeout)
+        let waiter = state.withLock { state -> Waiter? in
+            guard connection.isActive else { return nil }
+            // A connection that has just completed an exchange is not stale: any waiter may have it.
+            if state.hosts[key]?.waiters.isEmpty == false {
+                return state.hosts[key]!.waiters.removeFirst()
+            }
+            // Parked before anyone can take it, so the handler is idle before a new exchange begins.
+            connection.park()
+            let timer = connection.channel.eventLoop.scheduleTask(in: idleTimeout) { [self] in expire(connection) }
+            state.hosts[key, default: Host()].idle.append(IdleEntry(connection: connection, timer: timer))
+            return nil
+        }
+        if let waiter {
+            waiter.timer?.cancel()
+            waiter.continuation.resume(returning: .connection(connection))
+        } else if !connection.isActive {
+            connection.close()
+        }
+    }
+
+    private func expire(_ connection: HTTP1Connection) {
+        let found = state.withLock { state -> Bool in
+            guard let index = state.hosts[connection.key]?.idle.firstIndex(where: { $0.connection === connection }) else {
+                return false
+            }
+            state.hosts[connection.key]!.idle.remove(at: index)
+            return true
+        }
+        if found { connection.close() }
+    }
+
+    private func closed(_ connection: HTTP1Connection) {
+        let timer = state.withLock { state -> Scheduled<Void>?? in
+            guard let index = state.hosts[connection.key]?.idle.firstIndex(where: { $0.connection === connection }) else {
+                return nil
+            }
+            return state.hosts[connection.key]!.idle.remove(at: index).timer
+        }
+        timer??.cancel()
+        slotFreed(connection.key)
+    }
+
+    /// One of `key`'s slots is free: a waiter gets it, or the host has one connection fewer.
+    private func slotFreed(_ key: Key) {
+        let waiter = state.withLock { state -> Waiter? in
+            guard var host = state.hosts[key] else { return nil }
+            defer { state.hosts[key] = host.open == 0 && host.idle.isEmpty && host.waiters.isEmpty ? nil : host }
+            if !host.waiters.isEmpty { return host.waiters.removeFirst() }
+            host.open -= 1
+            return nil
+        }
+        waiter?.timer?.cancel()
+        waiter?.continuation.resume(returning: .connect)
+    }
+}

@@ -1,0 +1,231 @@
+import Freshet
+import HTTPTypes
+import NIOCore
+import NIOHTTP1
+import OpenAPIRuntime
+import Synchronization
+
+/// What one exchange sends and how it waits.
+struct ExchangePlan: Sendable {
+    var head: HTTPRequestHead
+    var body: HTTPBody?
+    var isHead: Bool
+    var closeAfter: Bool
+    var deadline: NIODeadline
+    var readTimeout: TimeAmount
+    var interim: InterimResponses.Handler?
+}
+
+/// One request/response on a connection: decides, once both directions are done, whether the
+/// connection goes back to the pool or is closed. Its response body closes the connection when
+/// dropped unfinished.
+final class HTTP1Exchange: Sendable {
+    let connection: HTTP1Connection
+    private let readTimeout: TimeAmount
+    private struct State: Sendable {
+        var uploadDone = false
+        var uploadFailed = false
+        var responseDone = false
+        var reusable: Bool
+        var settled = false
+        var upload: Task<Void, Never>?
+        var pending: CircularBuffer<HTTPClientResponsePart> = CircularBuffer()
+        /// The request's end had been written when the last parts were read.
+        var requestWritten = false
+        /// Some of the response (an interim head at least) has arrived.
+        var receivedAny = false
+    }
+    private let state: Mutex<State>
+
+    init(connection: HTTP1Connection, closeAfter: Bool, readTimeout: TimeAmount) {
+        self.connection = connection
+        self.readTimeout = readTimeout
+        state = Mutex(State(reusable: !closeAfter))
+    }
+
+    deinit {
+        // A response body dropped before its end: the connection cannot be reused.
+        let settled = state.withLock { $0.settled }
+        if !settled { abort() }
+    }
+
+    /// Some of the response has arrived.
+    var receivedAny: Bool { state.withLock { $0.receivedAny } }
+
+    func startUpload(_ body: HTTPBody, length: HTTPBody.Length) {
+        let task = Task { [self] in
+            var sent: Int64 = 0
+            do {
+                for try await chunk in body {
+                    sent += Int64(chunk.count)
+                    let part = HTTPClientRequestPart.body(.byteBuffer(ByteBuffer(bytes: chunk)))
+                    if case .known(let expected) = length {
+                        if sent > expected { throw ConnectionClosed() }
+                        if sent == expected {
+                            // The last bytes and the end in one flush: the origin cannot answer
+                            // before the end is written, which lets the connection be reused.
+                            try await connection.write([part, .end(nil)])
+                            uploadFinished(ok: true)
+                            return
+                        }
+                    }
+                    try await connection.write([part])
+                }
+                if case .known(let expected) = length, sent != expected { throw ConnectionClosed() }
+                try await connection.write([.end(nil)])
+                uploadFinished(ok: true)
+            } catch {
+                uploadFinished(ok: false)
+            }
+        }
+        state.withLock { $0.upload = task }
+    }
+
+    func uploadFinished(ok: Bool) {
+        let settle = state.withLock { state -> Bool? in
+            state.uploadDone = true
+            if !ok {
+                state.uploadFailed = true
+                state.reusable = false
+            }
+            return Self.settle(&state, force: !ok)
+        }
+        apply(settle)
+    }
+
+    /// `nil`: not yet; `true`: back to the pool; `false`: close.
+    private static func settle(_ state: inout State, force: Bool) -> Bool? {
+        guard !state.settled else { return nil }
+        if force {
+            state.settled = true
+            return false
+        }
+        guard state.responseDone else { return nil }
+        state.settled = true
+        return state.uploadDone && state.reusable
+    }
+
+    private func apply(_ settle: Bool?) {
+        guard let settle else { return }
+        if settle, let pool = connection.pool {
+            pool.release(connection)
+        } else {
+            connection.close()
+            state.withLock { $0.upload }?.cancel()
+        }
+    }
+
+    /// Closes the connection unless the exchange is already settled.
+    func abort() {
+        let settle = state.withLock { Self.settle(&$0, force: true) }
+        apply(settle)
+    }
+
+    private func responseFinished() {
+        let settle = state.withLock { state -> Bool? in
+            state.responseDone = true
+            // The upload task may not have noted its end yet; it is written if the handler says so.
+            if state.requestWritten { state.uploadDone = true }
+            // An origin that answered before reading the whole request body gets the connection closed.
+            if !state.uploadDone { return Self.settle(&state, force: true) }
+            return Self.settle(&state, force: false)
+        }
+        apply(settle)
+    }
+
+    /// The next response part, reading from the connection when none is pending.
+    private func nextPart(readTimeout: TimeAmount?) async throws -> HTTPClientResponsePart {
+        if let part = state.withLock({ $0.pending.popFirst() }) { return part }
+        let next = try await connection.nextParts(readTimeout: readTimeout)
+        return state.withLock { state in
+            state.pending.append(contentsOf: next.parts.dropFirst())
+            state.requestWritten = next.requestWritten
+            state.receivedAny = true
+            return next.parts[0]
+        }
+    }
+
+    /// Reads up to the final head, handing interim heads to `interim`.
+    func readHead(isHead: Bool, interim: InterimResponses.Handler?) async throws -> (HTTPResponse, HTTPBody?) {
+        var relayed = 0
+        while true {
+            guard case .head(let head) = try await nextPart(readTimeout: nil) else {
+                throw HTTPParserError.invalidInternalState
+            }
+            let code = Int(head.status.code)
+            if code >= 100, code < 200, code != 101 {
+                // 100 Continue concerns this hop only; a flood of interim heads is not relayed past 32.
+                if code != 100, let interim, relayed < 32 {
+                    relayed += 1
+                    await interim.receive(HTTPResponse(head))
+                }
+                continue
+            }
+            connection.headReceived()
+            let response = HTTPResponse(head)
+            if !head.isKeepAlive || code == 101 {
+                state.withLock { $0.reusable = false }
+            }
+            if code == 101 {
+                responseFinished()
+                abort()
+                return (response, nil)
+            }
+            let length = response.announcedBodyLength
+            if isHead || code == 204 || code == 304 {
+                // No body: its end follows the head at once.
+                while case .body = try await nextPart(readTimeout: readTimeout) {}
+                responseFinished()
+                return (response, isHead ? nil : HTTPBody(EmptyChunks(), length: length, iterationBehavior: .single))
+            }
+            return (response, HTTPBody(ResponseChunks(exchange: self), length: length, iterationBehavior: .single))
+        }
+    }
+
+    /// The next body chunk, `nil` at the end of the body.
+    func nextChunk() async throws -> HTTPBody.ByteChunk? {
+        do {
+            switch try await nextPart(readTimeout: readTimeout) {
+            case .body(let buffer):
+                return HTTPBody.ByteChunk(buffer.readableBytesView)
+            case .end:
+                responseFinished()
+                return nil
+            case .head:
+                throw HTTPParserError.invalidInternalState
+            }
+        } catch {
+            abort()
+            throw HTTP1Transport.failure(error, sent: true, timedOut: connection.timedOut)
+        }
+    }
+}
+
+/// The body of a response, read from its exchange's connection as it is asked for.
+struct ResponseChunks: AsyncSequence, Sendable {
+    typealias Element = HTTPBody.ByteChunk
+    let exchange: HTTP1Exchange
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        let exchange: HTTP1Exchange
+        var done = false
+
+        mutating func next() async throws -> HTTPBody.ByteChunk? {
+            guard !done else { return nil }
+            if let chunk = try await exchange.nextChunk() { return chunk }
+            done = true
+            return nil
+        }
+    }
+
+    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(exchange: exchange) }
+}
+
+/// The body of a response that has none (`204`, `304`).
+struct EmptyChunks: AsyncSequence, Sendable {
+    typealias Element = HTTPBody.ByteChunk
+    struct AsyncIterator: AsyncIteratorProtocol {
+        mutating func next() async throws -> HTTPBody.ByteChunk? { nil }
+    }
+    func makeAsyncIterator() -> AsyncIterator { AsyncIterator() }
+}

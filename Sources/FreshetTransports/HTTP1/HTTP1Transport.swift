@@ -1,0 +1,152 @@
+import Foundation
+import Freshet
+import HTTPTypes
+import NIOCore
+import NIOHTTP1
+import OpenAPIRuntime
+
+// HTTP1/ — the proxy's origin client, one job per file:
+//
+//   HTTP1Transport.swift          the public `ClientTransport`: URL → request head, replay of a
+//                                 bodiless idempotent request on a stale keep-alive connection,
+//                                 failures through the transports' one classifier
+//   HTTP1ConnectionPool.swift     keep-alive connections per origin: limits, waiters, idle expiry
+//   HTTP1Connection.swift         one channel: connect (TCP, TLS), the pipeline, hops to the handler
+//   HTTP1Exchange.swift           one request/response: upload, interim heads, the final head, the
+//                                 body, and whether the connection goes back to the pool
+//   HTTP1ConnectionHandler.swift  the channel handler: reads on demand, deadlines, parking
+//   HTTP1Failures.swift           the errors an exchange ends with
+//
+// The wire format is NIO's HTTP/1 client codec (`HTTPRequestEncoder`, and `HTTPResponseDecoder`
+// with `informationalResponseStrategy: .forward`, which hands each 1xx head on as a `.head`
+// part, header lines in order and as spelled). The exchange is read through our own small
+// handler rather than `NIOAsyncChannel`, because the handler keeps what the async channel does
+// not give:
+// - reads on demand, at most one socket read ahead of the reader: `NIOAsyncChannel` needs
+//   auto-read and reads ahead until its high watermark (counted in parts, not bytes) whether or
+//   not anyone is reading;
+// - a parked (idle, pooled) connection that receives anything is closed at once: a server may
+//   send a `408` before closing an idle connection, and the async channel would buffer it, unseen,
+//   for the next exchange to take as its response;
+// - the request's end being written to the socket (not just queued), which lets a response that
+//   completes before the upload task notes its end still release the connection for reuse;
+// - the TLS handshake awaited within the connect timeout (a user event the async channel drops);
+// - the head deadline and the read timeout as timers armed and cancelled on the event loop with
+//   the read they guard; with the async channel each chunk would schedule and cancel a timer from
+//   outside the loop, or race a timeout task.
+// Keeping those beside an async channel would take a handler of nearly this size anyway, and two
+// ways of reading one connection.
+
+/// A `ClientTransport` speaking HTTP/1.1 over SwiftNIO directly, for `freshet proxy`.
+///
+/// Unlike AsyncHTTPClient it relays interim responses: every `1xx` head the origin sends before
+/// the final one (`102`, `103 Early Hints`, …; never `100` or `101`) is handed to
+/// `InterimResponses.handler` of the sending task, and awaited, before the final response.
+///
+/// - Header lines go out as given (order, spelling, repeats), `Host` is added first when missing,
+///   the method is sent as spelled (`M-SEARCH`), and the body is framed from `HTTPBody.length`
+///   (`Content-Length`, or chunked when unknown); the request's own framing fields are dropped.
+/// - Response header lines come back exactly as received, in order, repeats kept.
+/// - Both bodies stream with back pressure: one read from the socket at a time, as the caller asks.
+/// - Connections are kept alive in ``HTTP1ConnectionPool`` and reused only after a complete
+///   exchange in which neither side said `Connection: close`; a cancelled or failed exchange
+///   closes its connection.
+/// - Failures are `TransportFailure`s: `unreachable` only when no connection could be made (the
+///   request never left), `connectionLost` when it broke later or the response was malformed,
+///   `timedOut` when the final head did not arrive within ``headTimeout`` or the body stalled for
+///   ``readTimeout``, `cancelled` when the calling task was cancelled.
+public struct HTTP1Transport: ClientTransport {
+    /// The longest wait for the final response head, from the call on (waiting for a pooled
+    /// connection, connecting and sending included).
+    public var headTimeout: Duration
+    /// The longest the response body may go without any bytes arriving while the caller waits for it.
+    public var readTimeout: Duration
+    /// The connections used.
+    public var pool: HTTP1ConnectionPool
+
+    /// Creates the transport.
+    public init(headTimeout: Duration = .seconds(30), readTimeout: Duration = .seconds(30),
+                pool: HTTP1ConnectionPool = .shared) {
+        self.headTimeout = headTimeout
+        self.readTimeout = readTimeout
+        self.pool = pool
+    }
+
+    /// Sends `request` to `baseURL` + its path; the response body streams as it arrives.
+    public func send(_ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String) async throws
+        -> (HTTPResponse, HTTPBody?)
+    {
+        guard let url = request.url(relativeTo: baseURL),
+              let components = URLComponents(url: url, resolvingAgainstBaseURL: false),
+              let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https",
+              let host = components.host, !host.isEmpty else {
+            throw APIError.invalidRequest("the request target \(request.path ?? "") does not form a valid http(s) URL")
+        }
+        let port = components.port ?? (scheme == "https" ? 443 : 80)
+        let path = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
+        let target = path + (components.percentEncodedQuery.map { "?\($0)" } ?? "")
+        let key = HTTP1ConnectionPool.Key(scheme: scheme, host: host, port: port)
+        let head = Self.requestHead(request, target: target, key: key, bodyLength: body?.length)
+        let plan = ExchangePlan(
+            head: head, body: body, isHead: request.method == .head,
+            closeAfter: request.headerFields[values: .connection].contains { $0.lowercased().contains("close") },
+            deadline: .now() + TimeAmount(headTimeout), readTimeout: TimeAmount(readTimeout),
+            interim: InterimResponses.handler)
+        // A request without a body may go again on a new connection when a reused one turns out to
+        // have been closed by the origin before it read anything (the keep-alive race).
+        let mayReplay = body == nil && request.isIdempotent
+        var fresh = false
+        while true {
+            let connection: HTTP1Connection
+            let reused: Bool
+            do {
+                (connection, reused) = try await pool.acquire(key, deadline: plan.deadline, fresh: fresh)
+            } catch {
+                throw Self.failure(error, sent: false)
+            }
+            do {
+                return try await connection.exchange(plan)
+            } catch let error as StaleConnection {
+                if reused, mayReplay, error.replayable, !fresh, !Task.isCancelled {
+                    fresh = true
+                    continue
+                }
+                throw Self.failure(error.underlying, sent: true, timedOut: error.timedOut)
+            }
+        }
+    }
+
+    /// The NIO request head: header lines as given, `Host` first when missing, framing from the body.
+    static func requestHead(_ request: HTTPRequest, target: String, key: HTTP1ConnectionPool.Key,
+                            bodyLength: HTTPBody.Length?) -> HTTPRequestHead {
+        var headers = HTTPHeaders()
+        headers.reserveCapacity(request.headerFields.count + 2)
+        if request.headerFields[.init("Host")!] == nil {
+            let host = key.host.contains(":") ? "[\(key.host)]" : key.host
+            let defaultPort = key.scheme == "https" ? 443 : 80
+            headers.add(name: "Host", value: key.port == defaultPort ? host : "\(host):\(key.port)")
+        }
+        headers.addExceptFraming(request.headerFields)
+        switch bodyLength {
+        case .none, .known(0):
+            // RFC 9110 §8.6: no Content-Length for a bodiless request whose method expects no body.
+            if ![.get, .head, .delete, .connect, .trace].contains(request.method) {
+                headers.add(name: "Content-Length", value: "0")
+            }
+        case .known(let length):
+            headers.add(name: "Content-Length", value: String(length))
+        case .unknown:
+            headers.add(name: "Transfer-Encoding", value: "chunked")
+        }
+        return HTTPRequestHead(version: .http1_1, method: HTTPClientTransport.method(request.method), uri: target,
+                               headers: headers)
+    }
+
+    /// Any error as a `TransportFailure` (through the transports' one classifier; an error it does
+    /// not know is `unreachable` before the request was sent, `connectionLost` after).
+    /// `sent`: the request may have reached the origin; `timedOut`: a deadline closed the connection.
+    static func failure(_ error: any Error, sent: Bool, timedOut: Bool = false) -> any Error {
+        TransportErrorClassifier.failure(for: error, requestSent: sent, deadlineClosed: timedOut)
+            ?? TransportFailure(sent ? .connectionLost : .unreachable, reason: String(describing: error))
+    }
+}

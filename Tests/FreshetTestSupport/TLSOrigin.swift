@@ -1,0 +1,156 @@
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import NIOSSL
+import Synchronization
+
+/// A certificate authority and a server certificate made at test time with the `openssl`
+/// command: a self-signed P-256 root, and a P-256 leaf it signs for `localhost` and `127.0.0.1`.
+public struct TestCertificates: Sendable {
+    /// The root, PEM: what a client trusts.
+    public var rootPEM: String
+    /// The server's certificate, PEM, signed by the root.
+    public var serverCertificatePEM: String
+    /// The server's private key, PEM.
+    public var serverKeyPEM: String
+
+    /// Whether the `openssl` command can be run here.
+    public static var opensslAvailable: Bool { opensslPath != nil }
+
+    private static let opensslPath: String? = ["/usr/bin/openssl", "/usr/local/bin/openssl", "/opt/homebrew/bin/openssl"]
+        .first { FileManager.default.isExecutableFile(atPath: $0) }
+
+    /// What `openssl` said when it failed.
+    public struct Failure: Error, CustomStringConvertible {
+        /// The arguments and the command's error output.
+        public var description: String
+    }
+
+    /// Makes a new root (`commonName`) and a server certificate it signs, valid for a day.
+    public static func make(commonName: String = "Freshet Test Root") throws -> TestCertificates {
+        guard let openssl = opensslPath else { throw Failure(description: "no openssl command") }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("freshet-tls-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
+        try "subjectAltName=DNS:localhost,IP:127.0.0.1\nbasicConstraints=critical,CA:FALSE\nextendedKeyUsage=serverAuth\n"
+            .write(toFile: path("server.ext"), atomically: true, encoding: .utf8)
+        let curve = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
+        for arguments in [
+            ["req", "-x509"] + curve + ["-keyout", path("root.key"), "-out", path("root.pem"), "-days", "1",
+                                        "-subj", "/CN=\(commonName)",
+                                        "-addext", "basicConstraints=critical,CA:TRUE",
+                                        "-addext", "keyUsage=critical,keyCertSign,cRLSign"],
+            ["req"] + curve + ["-keyout", path("server.key"), "-out", path("server.csr"), "-subj", "/CN=localhost"],
+            ["x509", "-req", "-in", path("server.csr"), "-CA", path("root.pem"), "-CAkey", path("root.key"),
+             "-CAcreateserial", "-out", path("server.pem"), "-days", "1", "-extfile", path("server.ext")],
+        ] {
+            try run(openssl, arguments)
+        }
+        return TestCertificates(
+            rootPEM: try String(contentsOfFile: path("root.pem"), encoding: .utf8),
+            serverCertificatePEM: try String(contentsOfFile: path("server.pem"), encoding: .utf8),
+            serverKeyPEM: try String(contentsOfFile: path("server.key"), encoding: .utf8))
+    }
+
+    private static func run(_ executable: String, _ arguments: [String]) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        let output = errors.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw Failure(description: "openssl \(arguments.joined(separator: " ")): \(String(decoding: output, as: UTF8.self))")
+        }
+    }
+
+    /// The root as NIOSSL's certificate.
+    public func root() throws -> NIOSSLCertificate {
+        try NIOSSLCertificate(bytes: Array(rootPEM.utf8), format: .pem)
+    }
+
+    /// A client configuration that trusts this root only.
+    public func clientConfiguration() throws -> TLSConfiguration {
+        var configuration = TLSConfiguration.makeClientConfiguration()
+        configuration.trustRoots = .certificates([try root()])
+        return configuration
+    }
+}
+
+/// An HTTPS origin on 127.0.0.1 and an ephemeral port (NIO and NIOSSL) presenting the server
+/// certificate of a ``TestCertificates``. Every request gets `200` with the body `secure` and
+/// `X-Request-Target` set to the request's target; ``requests`` counts the requests answered.
+public final class TLSOrigin: Sendable {
+    /// `https://127.0.0.1:PORT`.
+    public let url: URL
+    private let channel: any Channel
+    private let answered: Answered
+
+    /// Starts the origin.
+    public init(certificates: TestCertificates) async throws {
+        var configuration = TLSConfiguration.makeServerConfiguration(
+            certificateChain: [.certificate(try NIOSSLCertificate(bytes: Array(certificates.serverCertificatePEM.utf8), format: .pem))],
+            privateKey: .privateKey(try NIOSSLPrivateKey(bytes: Array(certificates.serverKeyPEM.utf8), format: .pem)))
+        configuration.applicationProtocols = ["http/1.1"]
+        let context = try NIOSSLContext(configuration: configuration)
+        let answered = Answered()
+        channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    let sync = channel.pipeline.syncOperations
+                    try sync.addHandler(NIOSSLServerHandler(context: context))
+                    try sync.configureHTTPServerPipeline()
+                    try sync.addHandler(Answer(answered: answered))
+                }
+            }
+            .bind(host: "127.0.0.1", port: 0).get()
+        self.answered = answered
+        url = URL(string: "https://127.0.0.1:\(channel.localAddress?.port ?? 0)")!
+    }
+
+    /// The requests answered so far.
+    public var requests: Int { answered.count.load(ordering: .relaxed) }
+
+    /// Stops listening (connections already open are left to their clients).
+    public func stop() async {
+        try? await channel.close()
+    }
+
+    private final class Answered: Sendable {
+        let count = Atomic<Int>(0)
+    }
+
+    private final class Answer: ChannelInboundHandler {
+        typealias InboundIn = HTTPServerRequestPart
+        typealias OutboundOut = HTTPServerResponsePart
+        private let answered: Answered
+        private var target = ""
+
+        init(answered: Answered) {
+            self.answered = answered
+        }
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            switch unwrapInboundIn(data) {
+            case .head(let head):
+                target = head.uri
+            case .body:
+                break
+            case .end:
+                let body = ByteBuffer(string: "secure")
+                let headers: HTTPHeaders = ["Content-Length": String(body.readableBytes), "X-Request-Target": target]
+                context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .ok, headers: headers))),
+                              promise: nil)
+                context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
+                context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+                answered.count.add(1, ordering: .relaxed)
+            }
+        }
+    }
+}
