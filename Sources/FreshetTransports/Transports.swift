@@ -43,7 +43,7 @@ public enum Transports {
     }()
 
     /// The default transport: AsyncHTTPClient over ``sharedHTTPClient``, with failures classified
-    /// as `TransportFailure` so ``APIError`` can say "unreachable" or "timed out".
+    /// as `TransportFailure` so `APIError` can say "unreachable" or "timed out".
     /// - Parameter timeout: the deadline for one whole request.
     public static func asyncHTTPClient(timeout: Duration = requestTimeout) -> any ClientTransport {
         let transport = HTTPClientTransport(headTimeout: TimeAmount(timeout))
@@ -144,7 +144,7 @@ private struct ClassifiedChunks: AsyncSequence, Sendable {
 
 extension APIClient {
     /// A client for a live API: the shared AsyncHTTPClient transport (or `transport`) and
-    /// Freshet's standard middleware chain (``Middlewares/standard(logger:retry:rateLimit:coalescing:innermost:)``).
+    /// Freshet's standard middleware chain (`Middlewares.standard(...)`).
     public static func live(
         baseURL: URL,
         headers: HTTPFields = APIClient.standardHeaders,
