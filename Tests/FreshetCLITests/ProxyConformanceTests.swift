@@ -111,6 +111,24 @@ struct ProxyConformanceTests {
         }
     }
 
+    @Test("A PUT on a kept-alive connection the origin closed before answering goes again on a new one (the suite's PUT /config)")
+    func putAfterIdleClose() async throws {
+        let kept = "HTTP/1.1 200 OK\r\nCache-Control: no-store\r\nContent-Length: 3\r\n\r\none"
+        let created = "HTTP/1.1 201 Created\r\nContent-Length: 0\r\n\r\n"
+        let origin = try RawOrigin(responses: [kept, "", created], keepAlive: true)
+        defer { origin.stop() }
+        try await withFreshetCLI { cli in
+            try await withProxy(cli, origin: origin.url.absoluteString) { _, base in
+                #expect(try await curl([base + "/config/a"]).status == 200)
+                let put = try await curl(["-X", "PUT", "--data-binary", "{\"id\":1}", base + "/config/a"])
+                #expect(put.status == 201, "\(put.status) \(put.body)")
+                #expect(origin.received.map(\.method) == ["GET", "PUT", "PUT"])
+                #expect(origin.received.map(\.connection) == [0, 0, 1])
+                #expect(origin.received.dropFirst().allSatisfy { $0.body == Data("{\"id\":1}".utf8) })
+            }
+        }
+    }
+
     @Test("The origin drops the connection: a stored response that allows it is served stale, once, no retry; must-revalidate gives 502")
     func disconnectServesStale() async throws {
         try await withFreshetCLI { cli in

@@ -145,6 +145,31 @@ struct HTTP1TransportTests {
         #expect(origin.received.count == 4, "a POST is not sent twice")
     }
 
+    @Test("A reused connection the origin closed before answering: a PUT whose body can be sent again goes again on a new one; a streamed PUT body does not")
+    func staleConnectionWithBody() async throws {
+        let origin = try RawOrigin(responses: [Self.answer(body: "one"), "", Self.answer(body: "put again"), ""], keepAlive: true)
+        defer { origin.stop() }
+        let pool = HTTP1ConnectionPool()
+        defer { pool.closeIdleConnections() }
+        let transport = HTTP1Transport(pool: pool)
+        #expect(try await Self.exchange(transport, origin).1 == "one")
+        let bytes = HTTPBody(Array("x=1".utf8))
+        #expect(bytes.iterationBehavior == .multiple)
+        #expect(try await Self.exchange(transport, origin, .put, body: bytes).1 == "put again")
+        #expect(origin.received.map(\.connection) == [0, 0, 1])
+        #expect(origin.received.dropFirst().map { String(decoding: $0.body, as: UTF8.self) } == ["x=1", "x=1"])
+
+        let (chunks, continuation) = AsyncStream.makeStream(of: ArraySlice<UInt8>.self)
+        continuation.yield(ArraySlice("y=2".utf8))
+        continuation.finish()
+        let streamed = HTTPBody(chunks, length: .known(3), iterationBehavior: .single)
+        let failure = await #expect(throws: TransportFailure.self) {
+            _ = try await Self.exchange(transport, origin, .put, body: streamed)
+        }
+        #expect(failure?.kind == .connectionLost, "\(String(describing: failure))")
+        #expect(origin.received.count == 4, "a body that can be read once is not sent twice")
+    }
+
     @Test("Interim responses reach the task-local handler in order before the final head; 100 does not; none leak into it")
     func interimResponses() async throws {
         let interim = "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 102 Processing\r\n\r\n"

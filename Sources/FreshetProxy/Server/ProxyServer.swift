@@ -162,6 +162,7 @@ public struct ProxyServer: Sendable {
         let length = request.headers[.contentLength].flatMap { Int($0.trimmingOWS()) }
         let chunked = request.headers[.transferEncoding] != nil
         guard chunked || (length ?? 0) > 0 else { return nil }
-        return ProxyBodyRelay(request.body.map { ArraySlice($0.readableBytesView) }, length: chunked ? nil : length)
+        return ProxyBodyRelay(request.body.map { ArraySlice($0.readableBytesView) }, length: chunked ? nil : length,
+                              replayable: request.head.isIdempotent)
     }
 }

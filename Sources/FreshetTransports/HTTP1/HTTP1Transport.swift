@@ -7,9 +7,10 @@ import OpenAPIRuntime
 
 // HTTP1/ — the proxy's origin client, one job per file:
 //
-//   HTTP1Transport.swift          the public `ClientTransport`: URL → request head, replay of a
-//                                 bodiless idempotent request on a stale keep-alive connection,
-//                                 failures through the transports' one classifier
+//   HTTP1Transport.swift          the public `ClientTransport`: URL → request head, replay of an
+//                                 idempotent request whose body can be sent again (none, or
+//                                 `.multiple`) on a stale keep-alive connection, failures
+//                                 through the transports' one classifier
 //   HTTP1ConnectionPool.swift     keep-alive connections per origin: limits, waiters, idle expiry
 //   HTTP1Connection.swift         one channel: connect (TCP, TLS), the pipeline, hops to the handler
 //   HTTP1Exchange.swift           one request/response: upload, interim heads, the final head, the
@@ -50,7 +51,10 @@ import OpenAPIRuntime
 /// - Both bodies stream with back pressure: one read from the socket at a time, as the caller asks.
 /// - Connections are kept alive in ``HTTP1ConnectionPool`` and reused only after a complete
 ///   exchange in which neither side said `Connection: close`; a cancelled or failed exchange
-///   closes its connection.
+///   closes its connection. When a reused connection turns out to have been closed by the origin
+///   before any of the answer arrived (the keep-alive race), an idempotent request is sent once
+///   more on a new connection if its body can be sent again: no body, or an `HTTPBody` whose
+///   `iterationBehavior` is `.multiple`. Other requests fail with `connectionLost`.
 /// - Failures are `TransportFailure`s: `unreachable` only when no connection could be made (the
 ///   request never left), `connectionLost` when it broke later or the response was malformed,
 ///   `timedOut` when the final head did not arrive within ``headTimeout`` or the body stalled for
@@ -92,9 +96,10 @@ public struct HTTP1Transport: ClientTransport {
             closeAfter: request.headerFields[values: .connection].contains { $0.lowercased().contains("close") },
             deadline: .now() + TimeAmount(headTimeout), readTimeout: TimeAmount(readTimeout),
             interim: InterimResponses.handler)
-        // A request without a body may go again on a new connection when a reused one turns out to
-        // have been closed by the origin before it read anything (the keep-alive race).
-        let mayReplay = body == nil && request.isIdempotent
+        // An idempotent request may go again on a new connection when a reused one turns out to
+        // have been closed by the origin before it answered anything (the keep-alive race), if its
+        // body can be sent again: none, or one that may be iterated more than once.
+        let mayReplay = request.isIdempotent && (body == nil || body?.iterationBehavior == .multiple)
         var fresh = false
         while true {
             let connection: HTTP1Connection
