@@ -13,12 +13,12 @@ import OpenAPIRuntime
 /// The server's body stream has exactly one reader, whose end the proxy controls: after the
 /// answer, ``finish()`` stops the reading (when the origin answered without reading everything)
 /// and waits for it, so the server may go on with the connection.
-public final class ProxyBodyRelay: Sendable {
+final class ProxyBodyRelay: Sendable {
     /// The largest body read whole so that the request can be sent again: 64 KiB.
-    public static let replayableLimit = 64 * 1024
+    static let replayableLimit = 64 * 1024
 
     /// The body to forward.
-    public let body: HTTPBody
+    let body: HTTPBody
     private let pump: Task<Void, Never>
 
     /// Starts reading `source`.
@@ -27,7 +27,7 @@ public final class ProxyBodyRelay: Sendable {
     ///   - length: the `Content-Length` of the request, if it has one.
     ///   - replayable: whether the request may be sent twice (an idempotent method); its body is
     ///     then read whole when `length` is at most ``replayableLimit``.
-    public init<Source: AsyncSequence & Sendable>(_ source: Source, length: Int?, replayable: Bool = false)
+    init<Source: AsyncSequence & Sendable>(_ source: Source, length: Int?, replayable: Bool = false)
     where Source.Element == ArraySlice<UInt8> {
         if replayable, let length, length <= Self.replayableLimit {
             let whole = Task<[UInt8], any Error> {
@@ -59,7 +59,7 @@ public final class ProxyBodyRelay: Sendable {
     }
 
     /// Stops reading the client's body if that is still going on, and waits until it has stopped.
-    public func finish() async {
+    func finish() async {
         pump.cancel()
         await pump.value
     }

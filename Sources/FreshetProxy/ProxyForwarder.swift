@@ -138,7 +138,7 @@ public struct ProxyForwarder: Sendable {
     }
 
     /// What the memory tier answers, without suspending (see ``answerFromMemory(_:)``).
-    public enum MemoryAnswer: Sendable {
+    enum MemoryAnswer: Sendable {
         /// The stored response, whole, as a hit (or stale where the request allowed it): the
         /// server sends ``storedHead(_:)`` with `Age: age` and `X-Cache`, and the stored body
         /// (none to a `HEAD`).
@@ -156,7 +156,7 @@ public struct ProxyForwarder: Sendable {
     /// response itself so the server can keep its head ready to write. Such a request never
     /// matches a variant it would not match as forwarded: stored variants are made from
     /// forwarded requests, which lack hop-by-hop fields and carry `Via`.
-    public func answerFromMemory(_ request: HTTPRequest) -> MemoryAnswer? {
+    func answerFromMemory(_ request: HTTPRequest) -> MemoryAnswer? {
         guard request.method == .get || request.method == .head else { return nil }
         if request.headerFields[.range] == nil, !Self.isValidationRequest(request), let target = request.path {
             guard let location = location(of: request, target: target),
@@ -193,7 +193,7 @@ public struct ProxyForwarder: Sendable {
     /// The head a client gets for a stored response sent whole (``MemoryAnswer/stored(_:age:outcome:)``),
     /// without `Age` and `X-Cache`, which change from answer to answer: its forwardable fields,
     /// `Via`, and a `Content-Length` of the stored body.
-    public static func storedHead(_ stored: CachedResponse) -> HTTPResponse {
+    static func storedHead(_ stored: CachedResponse) -> HTTPResponse {
         var fields = ProxyHeaders.forwardable(stored.headers)
         fields[.age] = nil
         fields[.xCache] = nil

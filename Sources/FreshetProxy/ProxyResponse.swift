@@ -21,13 +21,13 @@ public struct ProxyResponse: Sendable {
 }
 
 /// The header rules of the proxy.
-public enum ProxyHeaders {
+enum ProxyHeaders {
     /// The `Via` entry the proxy adds to requests and responses.
-    public static let via = "1.1 freshet"
+    static let via = "1.1 freshet"
 
     /// `fields` without hop-by-hop fields, `Proxy-*` fields, the fields `Connection` lists, and `Host`
     /// (the proxy addresses the origin itself).
-    public static func forwardable(_ fields: HTTPFields) -> HTTPFields {
+    static func forwardable(_ fields: HTTPFields) -> HTTPFields {
         var listed: Set<String> = []
         for value in fields[values: .connection] {
             for name in value.split(separator: ",") {
