@@ -24,7 +24,7 @@ import Synchronization
 ///   is spent, and it never rewrites the origin's own `403`/`429`.
 ///
 /// What the client gets: the origin's status, end-to-end header fields and body, without
-/// hop-by-hop fields (``ProxyHeaders``), with `Via: 1.1 freshet`, the `Age` of cache hits, an
+/// hop-by-hop fields, with `Via: 1.1 freshet`, the `Age` of cache hits, an
 /// `X-Cache: HIT|MISS|REVALIDATED|STALE` field saying how the cache answered (it replaces an
 /// origin's own `X-Cache`; anything the cache did not answer from its store is `MISS`), and the
 /// origin's `Date` (one is added when the origin sent none). A client's `If-None-Match` or
