@@ -32,6 +32,9 @@ enum TransportErrorClassifier {
         case let error as HTTPParserError:
             return parserFailure(error)
         case is NIOHTTPDecoderError:
+            // AsyncHTTPClient's callers have always seen its decoder and TLS errors as they are
+            // (and the retry middleware does not retry them); HTTP1Transport classifies its own.
+            guard requestSent != nil else { return nil }
             return TransportFailure(.connectionLost, reason: "malformed response (\(error))")
         case let error as IOError:
             switch error.errnoCode {
@@ -56,11 +59,22 @@ enum TransportErrorClassifier {
         case is NIOConnectionError:
             return TransportFailure(.unreachable, reason: "connection failed")
         case is NIOSSLError, is BoringSSLError, is NIOSSLExtraError:
+            guard requestSent != nil else { return nil }
             return TransportFailure(.connectionLost, reason: "TLS failed (\(error))")
         case let error as ClientError:
             return Self.failure(for: error.underlyingError, requestSent: requestSent)
         default:
             return nil
+        }
+    }
+
+    /// Whether `error` says the connection was closed or reset (by the peer, or found closed).
+    static func isClose(_ error: any Error) -> Bool {
+        switch error {
+        case is ConnectionClosed: return true
+        case let error as ChannelError: return [.ioOnClosedChannel, .alreadyClosed, .eof].contains(error)
+        case let error as IOError: return error.errnoCode == ECONNRESET || error.errnoCode == EPIPE
+        default: return false
         }
     }
 

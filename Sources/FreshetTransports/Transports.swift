@@ -99,9 +99,9 @@ public struct ClassifyingTransport: ClientTransport {
     }
 
     /// Maps AsyncHTTPClient, NIO and OS networking errors to `TransportFailure` (through the
-    /// transports' one classifier); other errors pass through.
+    /// transports' one classifier); other errors pass through (out of a `ClientError`).
     public static func classify(_ error: any Error) -> any Error {
-        TransportErrorClassifier.failure(for: error) ?? error
+        TransportErrorClassifier.failure(for: error) ?? ((error as? ClientError)?.underlyingError ?? error)
     }
 }
 

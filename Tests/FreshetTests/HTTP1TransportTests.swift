@@ -170,6 +170,27 @@ struct HTTP1TransportTests {
         #expect(origin.received.count == 4, "a body that can be read once is not sent twice")
     }
 
+    @Test("A body that fails on our side is never sent again, even one that could be iterated twice")
+    func failingBodyIsNotReplayed() async throws {
+        struct BodyBroke: Error {}
+        struct Failing: AsyncSequence, Sendable {
+            struct AsyncIterator: AsyncIteratorProtocol {
+                mutating func next() async throws -> ArraySlice<UInt8>? { throw BodyBroke() }
+            }
+            func makeAsyncIterator() -> AsyncIterator { AsyncIterator() }
+        }
+        let origin = try RawOrigin(responses: [Self.answer(body: "one"), Self.answer(body: "two")], keepAlive: true)
+        defer { origin.stop() }
+        let pool = HTTP1ConnectionPool()
+        defer { pool.closeIdleConnections() }
+        let transport = HTTP1Transport(pool: pool)
+        #expect(try await Self.exchange(transport, origin).1 == "one")
+        await #expect(throws: (any Error).self) {
+            _ = try await Self.exchange(transport, origin, .put, body: HTTPBody(Failing(), length: .known(5), iterationBehavior: .multiple))
+        }
+        #expect(origin.connections == 1, "no second connection for a body that failed by itself")
+    }
+
     @Test("Interim responses reach the task-local handler in order before the final head; 100 does not; none leak into it")
     func interimResponses() async throws {
         let interim = "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 102 Processing\r\n\r\n"

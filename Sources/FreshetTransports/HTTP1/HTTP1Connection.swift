@@ -106,7 +106,8 @@ final class HTTP1Connection: Sendable {
             exchange.abort()
             let timedOut = self.timedOut
             throw StaleConnection(underlying: error, timedOut: timedOut,
-                                  replayable: !timedOut && !exchange.receivedAny && StaleConnection.isClose(error))
+                                  replayable: !timedOut && !exchange.receivedAny && !exchange.bodyFailed
+                                      && TransportErrorClassifier.isClose(error))
         }
     }
 

@@ -25,6 +25,7 @@ final class HTTP1Exchange: Sendable {
     private struct State: Sendable {
         var uploadDone = false
         var uploadFailed = false
+        var bodyFailed = false
         var responseDone = false
         var reusable: Bool
         var settled = false
@@ -52,40 +53,52 @@ final class HTTP1Exchange: Sendable {
     /// Some of the response has arrived.
     var receivedAny: Bool { state.withLock { $0.receivedAny } }
 
+    /// Whether the request's own body failed (it threw, or its length was not the announced
+    /// one), as opposed to the connection: such an exchange is never sent again.
+    var bodyFailed: Bool { state.withLock { $0.bodyFailed } }
+
     func startUpload(_ body: HTTPBody, length: HTTPBody.Length) {
+        /// A write to the connection failed (the connection's fault, not the body's).
+        struct WriteFailed: Error {}
         let task = Task { [self] in
+            func write(_ parts: [HTTPClientRequestPart]) async throws {
+                do { try await connection.write(parts) } catch { throw WriteFailed() }
+            }
             var sent: Int64 = 0
             do {
                 for try await chunk in body {
                     sent += Int64(chunk.count)
                     let part = HTTPClientRequestPart.body(.byteBuffer(ByteBuffer(bytes: chunk)))
                     if case .known(let expected) = length {
-                        if sent > expected { throw ConnectionClosed() }
+                        if sent > expected { throw BodyLengthMismatch() }
                         if sent == expected {
                             // The last bytes and the end in one flush: the origin cannot answer
                             // before the end is written, which lets the connection be reused.
-                            try await connection.write([part, .end(nil)])
+                            try await write([part, .end(nil)])
                             uploadFinished(ok: true)
                             return
                         }
                     }
-                    try await connection.write([part])
+                    try await write([part])
                 }
-                if case .known(let expected) = length, sent != expected { throw ConnectionClosed() }
-                try await connection.write([.end(nil)])
+                if case .known(let expected) = length, sent != expected { throw BodyLengthMismatch() }
+                try await write([.end(nil)])
                 uploadFinished(ok: true)
-            } catch {
+            } catch is WriteFailed {
                 uploadFinished(ok: false)
+            } catch {
+                uploadFinished(ok: false, bodyFailed: true)
             }
         }
         state.withLock { $0.upload = task }
     }
 
-    func uploadFinished(ok: Bool) {
+    func uploadFinished(ok: Bool, bodyFailed: Bool = false) {
         let settle = state.withLock { state -> Bool? in
             state.uploadDone = true
             if !ok {
                 state.uploadFailed = true
+                state.bodyFailed = bodyFailed
                 state.reusable = false
             }
             return Self.settle(&state, force: !ok)

@@ -1,8 +1,8 @@
-import Foundation
-import NIOCore
-
 /// The channel closed while an exchange was under way.
 struct ConnectionClosed: Error {}
+
+/// The request body was longer or shorter than its announced length.
+struct BodyLengthMismatch: Error {}
 
 /// A failed exchange, with what is known about how it failed.
 struct StaleConnection: Error {
@@ -13,13 +13,4 @@ struct StaleConnection: Error {
     /// The connection closed (or was reset) before any of the response arrived: on a reused
     /// connection, most likely the origin closed it as idle before it read the request.
     var replayable = false
-
-    static func isClose(_ error: any Error) -> Bool {
-        switch error {
-        case is ConnectionClosed: return true
-        case let error as ChannelError: return [.ioOnClosedChannel, .alreadyClosed, .eof].contains(error)
-        case let error as IOError: return error.errnoCode == ECONNRESET || error.errnoCode == EPIPE
-        default: return false
-        }
-    }
 }
