@@ -38,20 +38,36 @@ extension Simulator {
     /// latency, faults and GitHub's `404` for what no route answers (outermost first).
     func makeRoutes() -> (control: SimRoutes, api: SimRoutes) {
         let control = SimRoutes()
-        control.router.add(middleware: ControlNotFoundMiddleware())
+        control.router.add(middleware: NotFoundMiddleware { request, _ in
+            let path = request.uri.path
+            let known = HTTPSupport.segments(path).count == 2
+            return HTTPSupport.controlError(404, "unknown control endpoint \(known ? "\(request.method.rawValue) " : "")\(path)")
+        })
         ControlController(simulator: self).addRoutes(to: control)
 
         let api = SimRoutes()
+        let scripted = ScriptedController(simulator: self)
         api.router.add(middleware: RequestLogMiddleware(simulator: self))
         api.router.add(middleware: HeadMiddleware())
         api.router.add(middleware: LatencyMiddleware(simulator: self))
         api.router.add(middleware: FaultMiddleware(simulator: self))
-        api.router.add(middleware: NotFoundMiddleware())
+        api.router.add(middleware: NotFoundMiddleware { [self] request, context in
+            // A router answers the methods registered at a path; an extension method (PURGE,
+            // M-SEARCH, …) reaches what answers any method: the scripted paths, GitHub's 404.
+            if !SimRoutes.anyMethod.contains(request.method) {
+                switch HTTPSupport.segments(request.uri.path).first {
+                case "scripted": return scripted.scripted(request, context: context)
+                case "repos", "users", "search": return gitHubAnswer(request) { .notFound }
+                default: break
+                }
+            }
+            return HTTPSupport.json(404, GitHubResponses.notFound)
+        })
         GitHubController(simulator: self).addRoutes(to: api)
         AvatarsController(simulator: self).addRoutes(to: api)
         HackerNewsController(simulator: self).addRoutes(to: api)
         KakaoController(simulator: self).addRoutes(to: api)
-        ScriptedController(simulator: self).addRoutes(to: api)
+        scripted.addRoutes(to: api)
         StreamingController(simulator: self).addRoutes(to: api)
         return (control, api)
     }

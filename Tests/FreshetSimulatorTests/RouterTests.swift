@@ -65,6 +65,14 @@ struct RouterTests {
                 remaining[resource, default: 0] -= 1
                 #expect(response.headers[.init("X-RateLimit-Remaining")!] == String(remaining[resource] ?? 0), "\(method) \(path)")
             }
+            // An extension method under a GitHub root is GitHub's too; elsewhere the plain 404.
+            let propfind = try await client.execute(uri: "/repos/ReactiveX/RxSwift", method: try #require(HTTPRequest.Method("PROPFIND")))
+            #expect(propfind.status == .notFound)
+            #expect(propfind.headers[.init("X-RateLimit-Resource")!] == "core")
+            #expect(propfind.headers[.init("X-RateLimit-Remaining")!] == String((remaining["core"] ?? 0) - 1))
+            let elsewhere = try await client.execute(uri: "/v0/item/1.json", method: try #require(HTTPRequest.Method("PURGE")))
+            #expect(elsewhere.status == .notFound)
+            #expect(String(buffer: elsewhere.body) == Self.notFound)
             let badToken = try await client.execute(uri: "/repos/x", method: .get, headers: [.authorization: "Basic"])
             #expect(badToken.status == .unauthorized)
         }
@@ -203,6 +211,12 @@ struct RouterTests {
                 let unsafe = try await client.execute(uri: "/scripted/a", method: method)
                 #expect(unsafe.status == .ok, "\(method)")
                 #expect(unsafe.headers[.location] == "/scripted/b", "\(method)")
+            }
+            // Extension methods too, as any method reached the scripted paths before the router.
+            for method in ["PURGE", "M-SEARCH"] {
+                let extended = try await client.execute(uri: "/scripted/a", method: try #require(HTTPRequest.Method(method)))
+                #expect(extended.status == .ok, "\(method)")
+                #expect(extended.headers[.location] == "/scripted/b", "\(method): the script's answer to an unsafe method")
             }
             for path in ["/scripted", "/scripted/none", "/scripted/a/b"] {
                 let missing = try await client.execute(uri: path, method: .get)
