@@ -154,3 +154,19 @@ public final class TLSOrigin: Sendable {
         }
     }
 }
+
+/// Runs `body` with a ``TLSOrigin`` presenting `certificates`, stopping it afterwards whether
+/// `body` returns or throws.
+public func withTLSOrigin<T: Sendable>(
+    _ certificates: TestCertificates, _ body: (TLSOrigin) async throws -> T
+) async throws -> T {
+    let origin = try await TLSOrigin(certificates: certificates)
+    do {
+        let result = try await body(origin)
+        await origin.stop()
+        return result
+    } catch {
+        await origin.stop()
+        throw error
+    }
+}

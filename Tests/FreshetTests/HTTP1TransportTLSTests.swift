@@ -20,33 +20,34 @@ struct HTTP1TransportTLSTests {
     @Test("An https origin whose certificate chains to the trusted root answers; the connection is reused")
     func trustedRoot() async throws {
         let certificates = try TestCertificates.make()
-        let origin = try await TLSOrigin(certificates: certificates)
         let pool = HTTP1ConnectionPool(configuration: .init(tls: try certificates.clientConfiguration()))
-        let (response, body) = try await Self.get("/secure?x=1", pool: pool, origin: origin)
-        #expect(response.status.code == 200)
-        #expect(response.headerFields[.init("X-Request-Target")!] == "/secure?x=1")
-        #expect(body == "secure")
-        #expect(try await Self.get("/again", pool: pool, origin: origin).1 == "secure")
-        #expect(origin.requests == 2)
-        #expect(pool.openConnections == 1, "one TLS connection, kept alive and reused")
-        pool.closeIdleConnections()
-        await origin.stop()
+        defer { pool.closeIdleConnections() }
+        try await withTLSOrigin(certificates) { origin in
+            let (response, body) = try await Self.get("/secure?x=1", pool: pool, origin: origin)
+            #expect(response.status.code == 200)
+            #expect(response.headerFields[.init("X-Request-Target")!] == "/secure?x=1")
+            #expect(body == "secure")
+            #expect(try await Self.get("/again", pool: pool, origin: origin).1 == "secure")
+            #expect(origin.requests == 2)
+            #expect(pool.openConnections == 1, "one TLS connection, kept alive and reused")
+        }
     }
 
     @Test("A certificate that does not chain to a trusted root: a TransportFailure, nothing sent")
     func untrustedRoot() async throws {
         let certificates = try TestCertificates.make()
-        let origin = try await TLSOrigin(certificates: certificates)
         // Trusts another root, made the same way: the origin's chain does not lead to it.
         let other = try TestCertificates.make(commonName: "Another Test Root")
         let pool = HTTP1ConnectionPool(configuration: .init(tls: try other.clientConfiguration()))
-        let failure = await #expect(throws: TransportFailure.self) {
-            _ = try await Self.get("/secure", pool: pool, origin: origin)
+        defer { pool.closeIdleConnections() }
+        try await withTLSOrigin(certificates) { origin in
+            let failure = await #expect(throws: TransportFailure.self) {
+                _ = try await Self.get("/secure", pool: pool, origin: origin)
+            }
+            #expect(failure?.kind == .connectionLost, "\(String(describing: failure))")
+            #expect(failure?.reason.contains("TLS") == true, "\(String(describing: failure))")
+            #expect(origin.requests == 0)
+            #expect(await eventually { pool.openConnections == 0 }, "the rejected connection is closed")
         }
-        #expect(failure?.kind == .connectionLost, "\(String(describing: failure))")
-        #expect(failure?.reason.contains("TLS") == true, "\(String(describing: failure))")
-        #expect(origin.requests == 0)
-        #expect(await eventually { pool.openConnections == 0 }, "the rejected connection is closed")
-        await origin.stop()
     }
 }
