@@ -121,24 +121,12 @@ extension HackerNewsWorld {
 
 /// HTML bodies escaped the way Hacker News escapes them (`&#x27;`, `&#x2F;`, `&quot;`).
 enum HNText {
-    static func escape(_ s: String) -> String {
-        var out = ""
-        for c in s {
-            switch c {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&#x27;"
-            case "/": out += "&#x2F;"
-            default: out.append(c)
-            }
-        }
-        return out
-    }
+    static func escape(_ s: String) -> String { escape(s, title: false) }
 
-    /// Titles arrive with `&`, `'` and `<>` escaped (`Q&amp;A`, `What&#x27;s`).
-    static func escapeTitle(_ s: String) -> String {
+    /// Titles arrive with `&`, `'` and `<>` escaped (`Q&amp;A`, `What&#x27;s`), not `"` or `/`.
+    static func escapeTitle(_ s: String) -> String { escape(s, title: true) }
+
+    private static func escape(_ s: String, title: Bool) -> String {
         var out = ""
         for c in s {
             switch c {
@@ -146,6 +134,8 @@ enum HNText {
             case "<": out += "&lt;"
             case ">": out += "&gt;"
             case "'": out += "&#x27;"
+            case "\"" where !title: out += "&quot;"
+            case "/" where !title: out += "&#x2F;"
             default: out.append(c)
             }
         }
