@@ -5,7 +5,6 @@ import FreshetCache
 import FreshetFeeds
 import FreshetProxy
 import FreshetTransports
-import NIOCore
 
 struct ProxyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -96,7 +95,7 @@ struct ProxyCommand: AsyncParsableCommand {
         } catch {
             try? await store.flush()
             try? database.close()
-            printError("error: could not serve on \(shownHost):\(port): \(Self.describe(error))")
+            printError("error: could not serve on \(shownHost):\(port): \(error)")
             throw ExitStatus.failure
         }
         do {
@@ -155,16 +154,5 @@ struct ProxyCommand: AsyncParsableCommand {
     static func isLoopback(_ host: String) -> Bool {
         let lowered = host.lowercased()
         return lowered == "localhost" || lowered == "::1" || lowered.hasPrefix("127.")
-    }
-
-    /// A bind failure in words: the system's message, and what to do when the port is taken.
-    static func describe(_ error: any Error) -> String {
-        guard let io = error as? IOError else { return "\(error)" }
-        let reason = String(cString: strerror(io.errnoCode))
-        switch io.errnoCode {
-        case EADDRINUSE: return "\(reason) (another process listens there; choose another port, or 0 for a free one)"
-        case EACCES: return "\(reason) (ports below 1024 need privileges; choose a higher port, or 0 for a free one)"
-        default: return reason
-        }
     }
 }

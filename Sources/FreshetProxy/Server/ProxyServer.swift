@@ -42,7 +42,7 @@ public struct ProxyServer: Sendable {
         self.log = log
     }
 
-    /// Serves until SIGINT or SIGTERM. Throws when the address cannot be bound.
+    /// Serves until SIGINT or SIGTERM. Throws ``ProxyListenError`` when the address cannot be bound.
     public func run() async throws {
         var logger = Logger(label: "freshet.proxy") { StreamLogHandler.standardError(label: $0) }
         logger.logLevel = .error
@@ -70,7 +70,11 @@ public struct ProxyServer: Sendable {
         var configuration = ServiceGroupConfiguration(
             services: [server], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         configuration.maximumGracefulShutdownDuration = gracePeriod
-        try await ServiceGroup(configuration: configuration).run()
+        do {
+            try await ServiceGroup(configuration: configuration).run()
+        } catch let error as IOError {
+            throw ProxyListenError(code: error.errnoCode)
+        }
     }
 
     /// Forwards one request and writes the answer, streaming its body.
@@ -166,5 +170,21 @@ public struct ProxyServer: Sendable {
         guard chunked || (length ?? 0) > 0 else { return nil }
         return ProxyBodyRelay(request.body.map { ArraySlice($0.readableBytesView) }, length: chunked ? nil : length,
                               replayable: request.head.isIdempotent)
+    }
+}
+
+/// ``ProxyServer/run()`` could not listen on its address.
+public struct ProxyListenError: Error, CustomStringConvertible {
+    /// The system's error number (`EADDRINUSE`, `EACCES`, …).
+    public var code: Int32
+
+    /// The system's message, and what to do when the port is taken or privileged.
+    public var description: String {
+        let reason = String(cString: strerror(code))
+        switch code {
+        case EADDRINUSE: return "\(reason) (another process listens there; choose another port, or 0 for a free one)"
+        case EACCES: return "\(reason) (ports below 1024 need privileges; choose a higher port, or 0 for a free one)"
+        default: return reason
+        }
     }
 }
