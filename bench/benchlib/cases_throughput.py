@@ -62,6 +62,8 @@ def case_throughput(sim: Simulator, bins, python: Path, args, notes: list[str]):
         m = med(values)
         result[key] = m
         if not values:
+            # Every run of this client failed: the headline and the targets read nan, not a KeyError.
+            result[key + "_cpu_us"] = math.nan
             rows.append([name, "failed", "—", "—", "—", "—"])
             continue
         per_request = med(cpu[key]) * 1e6 / (N + 2 * C)
