@@ -19,7 +19,8 @@ final class ProxyBodyRelay: Sendable {
 
     /// The body to forward.
     let body: HTTPBody
-    private let pump: Task<Void, Never>
+    /// Cancels the reading task and waits for it.
+    private let stopReading: @Sendable () async -> Void
 
     /// Starts reading `source`.
     /// - Parameters:
@@ -39,12 +40,12 @@ final class ProxyBodyRelay: Sendable {
                 }
                 return bytes
             }
-            pump = Task { _ = try? await withTaskCancellationHandler { try await whole.value } onCancel: { whole.cancel() } }
+            stopReading = { whole.cancel(); _ = try? await whole.value }
             body = HTTPBody(WholeBody(bytes: whole), length: .known(Int64(length)), iterationBehavior: .multiple)
             return
         }
         let channel = AsyncThrowingChannel<ArraySlice<UInt8>, any Error>()
-        pump = Task {
+        let pump = Task {
             do {
                 for try await chunk in source {
                     try Task.checkCancellation()
@@ -55,13 +56,13 @@ final class ProxyBodyRelay: Sendable {
                 channel.fail(error)
             }
         }
+        stopReading = { pump.cancel(); await pump.value }
         body = HTTPBody(channel, length: length.map { .known(Int64($0)) } ?? .unknown, iterationBehavior: .single)
     }
 
     /// Stops reading the client's body if that is still going on, and waits until it has stopped.
     func finish() async {
-        pump.cancel()
-        await pump.value
+        await stopReading()
     }
 }
 
