@@ -23,6 +23,7 @@ let package = Package(
         .library(name: "DaumSearchAPI", targets: ["DaumSearchAPI"]),
         .library(name: "FreshetFeeds", targets: ["FreshetFeeds"]),
         .library(name: "FreshetProxy", targets: ["FreshetProxy"]),
+        .library(name: "FreshetPostgres", targets: ["FreshetPostgres"]),
         .library(name: "FreshetSimulator", targets: ["FreshetSimulator"]),
         .executable(name: "freshet", targets: ["freshet"]),
         .executable(name: "freshet-sim", targets: ["freshet-sim"]),
@@ -48,6 +49,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
         // Already in the graph through Hummingbird; named because FreshetProxy runs its server directly.
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.6.0"),
+        // The fleet's shared cache (`freshet proxy --store postgres://…`) and its metrics.
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
     ],
     targets: [
         .target(
@@ -133,12 +138,27 @@ let package = Package(
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ]
+        ),
+        // A cache store in PostgreSQL, shared by a fleet of proxies: in its own module so that the
+        // core and SQLite users never link postgres-nio.
+        .target(
+            name: "FreshetPostgres",
+            dependencies: [
+                "Freshet", "FreshetCache",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
             ]
         ),
         .executableTarget(
             name: "freshet",
             dependencies: [
-                "Freshet", "FreshetTransports", "FreshetCache", "FreshetFeeds", "FreshetProxy", "GitHubAPI",
+                "Freshet", "FreshetTransports", "FreshetCache", "FreshetFeeds", "FreshetProxy", "FreshetPostgres", "GitHubAPI",
                 "HackerNewsAPI", "DaumSearchAPI",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

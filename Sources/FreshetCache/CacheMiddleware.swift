@@ -151,11 +151,28 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource {
         if requestControl.onlyIfCached {
             return await gatewayTimeout()
         }
-        let requestTime = now()
-        let (response, responseBody) = try await next(request, body, baseURL)
-        return try await storeIfAllowed(response, body: responseBody, request: request, requestControl: requestControl,
-                                        url: url, requestTime: requestTime, key: key,
-                                        keepsPartial: !completeStored)
+        func fetch() async throws -> (HTTPResponse, HTTPBody?) {
+            let requestTime = now()
+            let (response, responseBody) = try await next(request, body, baseURL)
+            return try await storeIfAllowed(response, body: responseBody, request: request, requestControl: requestControl,
+                                            url: url, requestTime: requestTime, key: key,
+                                            keepsPartial: !completeStored)
+        }
+        // A plain miss on a store shared by several callers or processes: one fills the key, the
+        // others wait for it and answer from the store.
+        guard matched == nil, request.method == .get, rangeValue == nil, !callerConditional, body == nil,
+              !requestControl.noStore, let coordinator = store as? any CacheFillCoordinating else {
+            return try await fetch()
+        }
+        return try await coordinator.withFillLock(forKey: key) { locked in
+            if locked, let filled = await storedVariant(forKey: key, request: request),
+               let (answer, freshness, outcome) = assess(filled, request: request, requestControl: requestControl,
+                                                         url: url, rangeValue: nil),
+               let outcome {
+                return await serve(answer, freshness: freshness, outcome: outcome, head: false)
+            }
+            return try await fetch()
+        }
     }
 
 

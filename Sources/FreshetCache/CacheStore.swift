@@ -115,4 +115,28 @@ public protocol MemoryLookup: CacheStore {
     func variantsInMemory(forKey key: String) -> [CachedResponse]?
     /// Counts one answer of the cache, like ``CacheStore/record(_:)``.
     func count(_ outcome: CacheOutcome)
+    /// The bytes the memory tier holds now (for a metrics gauge).
+    var memoryTierBytes: Int { get }
+}
+
+extension MemoryLookup {
+    /// The bytes the memory tier holds now (for a metrics gauge); 0 when the store does not say.
+    public var memoryTierBytes: Int { 0 }
+}
+
+/// A store that lets concurrent misses for one key — in this process and in every other
+/// process sharing the store — make a single origin request: the cache fills a key under the
+/// store's lock for it, and the callers that waited then find the response stored.
+///
+/// ``CacheMiddleware`` uses it on a plain miss (a `GET` with nothing stored for its key, no
+/// `Range` and no validators of the caller's own).
+public protocol CacheFillCoordinating: CacheStore {
+    /// Runs `fill` while holding the fill lock of `key`, after any earlier holder has finished.
+    ///
+    /// `fill` gets `true` when it holds the lock and so should look in the store again first:
+    /// an earlier holder may have stored the answer meanwhile. It gets `false` when the lock
+    /// could not be had within the store's bounded wait, or the earlier holder could not store
+    /// what it fetched (nothing will be there to find): it should then go to the origin at once,
+    /// as if there were no lock.
+    func withFillLock<T: Sendable>(forKey key: String, _ fill: (_ locked: Bool) async throws -> T) async throws -> T
 }

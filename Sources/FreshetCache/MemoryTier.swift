@@ -1,12 +1,12 @@
 import Foundation
 
-/// The in-memory tier of ``SQLiteCacheStore``: for each key it holds, the complete list of stored
+/// The in-memory tier of ``SQLiteCacheStore`` (and of FreshetPostgres' store): for each key it holds, the complete list of stored
 /// variants (most recently stored first; an empty list says "nothing stored"), least recently
 /// used lists dropped first once the bytes held pass ``capacity``.
 ///
 /// A value type guarded by its owner's lock; every operation is O(1) but eviction, which sorts
 /// once and drops down to 90% of the capacity, so it runs seldom.
-struct MemoryTier {
+package struct MemoryTier {
     private struct Slot {
         var variants: [CachedResponse]
         var bytes: Int
@@ -14,27 +14,27 @@ struct MemoryTier {
     }
 
     /// What an empty list (a known absence) costs, and what each list costs beyond its responses.
-    static let slotOverhead = 96
+    package static let slotOverhead = 96
 
     /// The most bytes held at once.
-    let capacity: Int
+    package let capacity: Int
     private var slots: [String: Slot] = [:]
-    private(set) var bytes = 0
+    package private(set) var bytes = 0
     /// A logical clock: each use takes the next tick (for LRU, here and on disk).
-    private(set) var clock: UInt64 = 0
+    package private(set) var clock: UInt64 = 0
 
-    init(capacity: Int) {
+    package init(capacity: Int) {
         self.capacity = max(0, capacity)
     }
 
     /// The next tick of the clock.
-    mutating func tick() -> UInt64 {
+    package mutating func tick() -> UInt64 {
         clock &+= 1
         return clock
     }
 
     /// The variants held for `key`, marked as used; `nil` when the tier does not know the key.
-    mutating func variants(forKey key: String) -> [CachedResponse]? {
+    package mutating func variants(forKey key: String) -> [CachedResponse]? {
         guard slots[key] != nil else { return nil }
         let now = tick()
         slots[key]?.used = now
@@ -42,7 +42,7 @@ struct MemoryTier {
     }
 
     /// Holds `variants` as everything stored for `key`.
-    mutating func put(_ variants: [CachedResponse], forKey key: String) {
+    package mutating func put(_ variants: [CachedResponse], forKey key: String) {
         remove(key: key)
         let size = Self.slotOverhead + variants.reduce(0) { $0 + $1.size }
         guard size <= capacity / 4 || size <= Self.slotOverhead else { return } // one entry never crowds out the rest
@@ -53,7 +53,7 @@ struct MemoryTier {
 
     /// Puts `response` first among its key's variants, replacing the same variant — when the tier
     /// holds that key; otherwise nothing changes (the key's other variants are not known here).
-    mutating func update(with response: CachedResponse) {
+    package mutating func update(with response: CachedResponse) {
         guard var variants = slots[response.key]?.variants else { return }
         variants.removeAll { $0.variant == response.variant }
         variants.insert(response, at: 0)
@@ -61,19 +61,19 @@ struct MemoryTier {
     }
 
     /// Drops one variant of `key`, when the tier holds the key.
-    mutating func remove(key: String, variant: String) {
+    package mutating func remove(key: String, variant: String) {
         guard var variants = slots[key]?.variants else { return }
         variants.removeAll { $0.variant == variant }
         put(variants, forKey: key)
     }
 
     /// Forgets `key` (the next lookup asks the disk).
-    mutating func remove(key: String) {
+    package mutating func remove(key: String) {
         if let slot = slots.removeValue(forKey: key) { bytes -= slot.bytes }
     }
 
     /// Drops every variant whose display URL is `url`.
-    mutating func remove(url: String) {
+    package mutating func remove(url: String) {
         let keys = slots.compactMap { key, slot in slot.variants.contains { $0.url == url } ? key : nil }
         for key in keys {
             guard var variants = slots[key]?.variants else { continue }
@@ -83,7 +83,7 @@ struct MemoryTier {
     }
 
     /// Forgets everything: later lookups ask the disk again.
-    mutating func removeAll() {
+    package mutating func removeAll() {
         slots = [:]
         bytes = 0
     }

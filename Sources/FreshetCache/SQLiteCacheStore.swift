@@ -70,6 +70,9 @@ public final class SQLiteCacheStore: CacheStore, MemoryLookup {
         return known.variants
     }
 
+    /// The bytes the memory tier holds now.
+    public var memoryTierBytes: Int { state.withLock { $0.memory.bytes } }
+
     /// Counts one answer of the cache (in memory; written with the next batch). Never suspends.
     public func count(_ outcome: CacheOutcome) {
         let arm = state.withLock { state -> Bool in
@@ -487,8 +490,8 @@ enum CacheSchema {
 /// NUL (HTTPTypes keeps them out); a set of fields that somehow did is written as the older
 /// format, a JSON array of `[name, value]` pairs, which rows written before are in and which is
 /// read as well.
-enum HeaderCoding {
-    static func encode(_ fields: HTTPFields) throws -> Data {
+package enum HeaderCoding {
+    package static func encode(_ fields: HTTPFields) throws -> Data {
         var text = ""
         text.reserveCapacity(fields.reduce(0) { $0 + $1.name.rawName.utf8.count + $1.value.utf8.count + 4 })
         for field in fields {
@@ -503,7 +506,7 @@ enum HeaderCoding {
 
     /// The fields in `data`, skipping lines whose name is not a valid field name; nil when
     /// `data` is neither format.
-    static func decode(_ data: Data?) -> HTTPFields? {
+    package static func decode(_ data: Data?) -> HTTPFields? {
         guard let data else { return nil }
         if data.first == UInt8(ascii: "[") { return decodeJSON(data) }
         var fields = HTTPFields()

@@ -37,6 +37,8 @@ public struct ProxyForwarder: Sendable {
     public let origin: URL
     /// The cache in the chain.
     public let cache: CacheMiddleware
+    /// Where the proxy counts its requests and times the origin, when it does.
+    public let metrics: ProxyMetrics?
     private let send: @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?)
     private let locations = TargetLocations()
 
@@ -60,11 +62,15 @@ public struct ProxyForwarder: Sendable {
     ///   - maxEntryBytes: the largest body the cache stores; larger bodies stream through unstored.
     ///   - transport: sends to the origin. It must keep every header line of the response.
     ///   - retry: the retry middleware (default: ``retryPolicy``).
+    ///   - metrics: counts requests and times the origin (see ``ProxyMetrics``), when given.
     public init(origin: URL, store: any CacheStore, mode: CacheMode = .shared,
                 maxEntryBytes: Int = CacheMiddleware.Options().maxEntryBytes,
                 transport: any ClientTransport,
-                retry: RetryMiddleware = RetryMiddleware(policy: ProxyForwarder.retryPolicy)) {
+                retry: RetryMiddleware = RetryMiddleware(policy: ProxyForwarder.retryPolicy),
+                metrics: ProxyMetrics? = nil) {
         self.origin = origin
+        self.metrics = metrics
+        let transport: any ClientTransport = metrics.map { MeasuredTransport(transport: transport, metrics: $0) } ?? transport
         let gate = ProxyRateLimitGate()
         let gated = GatedTransport(gate: gate, transport: transport)
         cache = CacheMiddleware(

@@ -3,8 +3,10 @@ import Foundation
 import Freshet
 import FreshetCache
 import FreshetFeeds
+import FreshetPostgres
 import FreshetProxy
 import FreshetTransports
+import Logging
 
 struct ProxyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -23,6 +25,16 @@ struct ProxyCommand: AsyncParsableCommand {
 
             It listens on loopback unless told otherwise; a non-loopback --listen address is used \
             as given, with a warning: everyone who can reach it shares the proxy and its cache.
+
+            With --store postgres://USER@HOST:PORT/DATABASE (or FRESHET_DATABASE_URL) the cache \
+            lives in PostgreSQL, shared by every proxy given the same URL; each keeps its own \
+            memory tier in front. The password comes from the URL or PGPASSWORD and is never \
+            printed. If PostgreSQL cannot be reached at start the proxy exits with status 1; if it \
+            goes away later the proxy keeps answering (memory tier, then the origin), says so \
+            once, and reconnects.
+
+            With --metrics HOST:PORT it serves Prometheus metrics at /metrics there and prints \
+            `metrics on http://HOST:PORT/metrics`.
             """)
 
     @Option(help: "The origin to forward to, e.g. https://api.github.com (a path in it prefixes every request).")
@@ -47,6 +59,21 @@ struct ProxyCommand: AsyncParsableCommand {
         "The most the in-memory tier of the cache holds, in MiB (hits are answered from it).", valueName: "MiB"))
     var memoryCacheMiB = 64
 
+    @Option(help: ArgumentHelp(
+        "Keep the cache in PostgreSQL, shared with other proxies: postgres://USER@HOST:PORT/DATABASE (default: FRESHET_DATABASE_URL, else the SQLite database under FRESHET_HOME).",
+        valueName: "url"))
+    var store: String?
+
+    @Option(help: ArgumentHelp("Serve Prometheus metrics at http://HOST:PORT/metrics.", valueName: "host:port"))
+    var metrics: String?
+
+    /// The PostgreSQL store's URL: `--store`, else `FRESHET_DATABASE_URL`; `nil` for SQLite.
+    var storeURL: String? {
+        if let store { return store }
+        let fromEnvironment = ProcessInfo.processInfo.environment["FRESHET_DATABASE_URL"] ?? ""
+        return fromEnvironment.isEmpty ? nil : fromEnvironment
+    }
+
     /// ``memoryCacheMiB`` in bytes.
     var memoryBytes: Int { memoryCacheMiB * 1024 * 1024 }
 
@@ -56,6 +83,14 @@ struct ProxyCommand: AsyncParsableCommand {
         }
         _ = try Self.originURL(origin)
         _ = try Self.address(listen)
+        if let metrics { _ = try Self.address(metrics, option: "--metrics") }
+        if let storeURL {
+            do {
+                _ = try PostgresStoreConfiguration(url: storeURL)
+            } catch {
+                throw ValidationError("\(store == nil ? "FRESHET_DATABASE_URL" : "--store"): \(error)")
+            }
+        }
         guard timeout > 0 else { throw ValidationError("--timeout must be at least 1 second.") }
         guard maxEntryBytes >= 0 else { throw ValidationError("--max-entry-bytes cannot be negative.") }
     }
@@ -66,45 +101,84 @@ struct ProxyCommand: AsyncParsableCommand {
         if !Self.isLoopback(host) {
             printError("warning: listening on \(host), beyond this machine: whoever can connect shares this proxy and its cache.")
         }
-        let directory = AppDatabase.defaultDirectory()
-        let database: AppDatabase
+        let opened: OpenedStore
         do {
-            database = try AppDatabase(directory: directory, schema: .cache,
-                                           warn: { printError("warning: \($0)") })
+            opened = try await openStore()
         } catch {
-            printError("error: could not open the database in \(directory.path): \(error)")
+            printError("error: \(error)")
             throw ExitStatus.failure
         }
+        let store = opened.store
+        let proxyMetrics = opened.metrics
         // HTTP1Transport rather than AsyncHTTPClient: it relays the origin's interim (1xx) responses.
         let transport = HTTP1Transport(headTimeout: .seconds(timeout))
-        let store = SQLiteCacheStore(writer: database.pool, memoryBytes: memoryBytes)
         let forwarder = ProxyForwarder(
             origin: originURL, store: store,
-            mode: privateCache ? .private : .shared, maxEntryBytes: maxEntryBytes, transport: transport)
+            mode: privateCache ? .private : .shared, maxEntryBytes: maxEntryBytes, transport: transport,
+            metrics: proxyMetrics)
         let shownHost = host.contains(":") ? "[\(host)]" : host
         let logLine: (@Sendable (String) -> Void)? = log ? { @Sendable line in printError(line) } : nil
-        let server = ProxyServer(
+        var server = ProxyServer(
             forwarder: forwarder, host: host, port: port,
             onListening: { bound in
                 // Unbuffered: a parent process sees the line at once.
                 FileHandle.standardOutput.write(Data("listening on http://\(shownHost):\(bound)\n".utf8))
             },
             log: logLine)
+        if let metrics {
+            let (metricsHost, metricsPort) = try Self.address(metrics, option: "--metrics")
+            let shown = metricsHost.contains(":") ? "[\(metricsHost)]" : metricsHost
+            server.metricsAddress = (metricsHost, metricsPort)
+            server.onMetricsListening = { bound in
+                FileHandle.standardOutput.write(Data("metrics on http://\(shown):\(bound)/metrics\n".utf8))
+            }
+        }
         do {
             try await server.run()
         } catch {
-            try? await store.flush()
-            try? database.close()
+            await opened.close()
             printError("error: could not serve on \(shownHost):\(port): \(error)")
             throw ExitStatus.failure
         }
-        do {
-            // The memory tier's stamps and counters, and responses still queued, reach the disk.
-            try await store.flush()
-            try database.close()
-        } catch {
-            printError("warning: closing the database failed: \(error)")
+        // The memory tier's stamps and counters, and responses still queued, reach the store.
+        await opened.close()
+    }
+
+    /// The cache's store, its metrics, and how to close them.
+    struct OpenedStore {
+        var store: any CacheStore
+        var metrics: ProxyMetrics?
+        var close: () async -> Void
+    }
+
+    /// Opens the store the options name: PostgreSQL (`--store`, `FRESHET_DATABASE_URL`) or the
+    /// SQLite database under FRESHET_HOME. Throws a message fit for the terminal.
+    func openStore() async throws -> OpenedStore {
+        let proxyMetrics = metrics == nil ? nil : ProxyMetrics()
+        if let storeURL {
+            var configuration = try PostgresStoreConfiguration(url: storeURL)
+            configuration.memoryBytes = memoryBytes
+            var logger = Logger(label: "freshet.postgres") { StreamLogHandler.standardError(label: $0) }
+            logger.logLevel = .notice
+            let store = try await PostgresCacheStore.connect(configuration, logger: logger, metrics: proxyMetrics?.factory)
+            return OpenedStore(store: store, metrics: proxyMetrics, close: { await store.shutdown() })
         }
+        let directory = AppDatabase.defaultDirectory()
+        let database: AppDatabase
+        do {
+            database = try AppDatabase(directory: directory, schema: .cache, warn: { printError("warning: \($0)") })
+        } catch {
+            throw ProxyStoreFailure(message: "could not open the database in \(directory.path): \(error)")
+        }
+        let store = SQLiteCacheStore(writer: database.pool, memoryBytes: memoryBytes)
+        return OpenedStore(store: store, metrics: proxyMetrics, close: {
+            do {
+                try await store.flush()
+                try database.close()
+            } catch {
+                printError("warning: closing the database failed: \(error)")
+            }
+        })
     }
 
     /// The origin as a URL without a trailing slash: `http` or `https`, a host, no query,
@@ -127,28 +201,28 @@ struct ProxyCommand: AsyncParsableCommand {
     }
 
     /// `HOST:PORT`, `[IPv6]:PORT` or `PORT` (on 127.0.0.1).
-    static func address(_ text: String) throws -> (host: String, port: Int) {
+    static func address(_ text: String, option: String = "--listen") throws -> (host: String, port: Int) {
         let host: String
         let portText: Substring
         if text.hasPrefix("["), let close = text.firstIndex(of: "]") {
             host = String(text[text.index(after: text.startIndex)..<close])
             let rest = text[text.index(after: close)...]
-            guard rest.hasPrefix(":") else { throw listenError(text) }
+            guard rest.hasPrefix(":") else { throw listenError(text, option: option) }
             portText = rest.dropFirst()
         } else if let colon = text.lastIndex(of: ":") {
             host = String(text[..<colon])
             portText = text[text.index(after: colon)...]
-            guard !host.contains(":") else { throw listenError(text) }
+            guard !host.contains(":") else { throw listenError(text, option: option) }
         } else {
             host = "127.0.0.1"
             portText = Substring(text)
         }
-        guard !host.isEmpty, let port = Int(portText), (0...65_535).contains(port) else { throw listenError(text) }
+        guard !host.isEmpty, let port = Int(portText), (0...65_535).contains(port) else { throw listenError(text, option: option) }
         return (host, port)
     }
 
-    private static func listenError(_ text: String) -> ValidationError {
-        ValidationError("--listen must be HOST:PORT, [IPv6]:PORT or PORT (0 picks a free port), got \"\(text.prefix(100))\".")
+    private static func listenError(_ text: String, option: String) -> ValidationError {
+        ValidationError("\(option) must be HOST:PORT, [IPv6]:PORT or PORT (0 picks a free port), got \"\(text.prefix(100))\".")
     }
 
     static func isLoopback(_ host: String) -> Bool {
@@ -156,3 +230,10 @@ struct ProxyCommand: AsyncParsableCommand {
         return lowered == "localhost" || lowered == "::1" || lowered.hasPrefix("127.")
     }
 }
+
+/// A store that could not be opened, said for the terminal.
+struct ProxyStoreFailure: Error, CustomStringConvertible {
+    var message: String
+    var description: String { message }
+}
+

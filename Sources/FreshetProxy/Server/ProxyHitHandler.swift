@@ -77,6 +77,7 @@ final class ProxyHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
                         (status, outcome) = (response.head.status.code, response.outcome)
                     }
                     context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+                    forwarder.metrics?.answered(outcome)
                     log?(ProxyLogLine.format(method: request.method.rawValue, target: request.path ?? "",
                                              status: status, outcome: outcome, duration: ContinuousClock.now - start))
                     return

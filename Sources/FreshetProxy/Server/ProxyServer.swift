@@ -1,5 +1,6 @@
 import Foundation
 import Freshet
+import FreshetCache
 import HTTPTypes
 import Hummingbird
 import HummingbirdCore
@@ -31,6 +32,11 @@ public struct ProxyServer: Sendable {
     public var log: (@Sendable (String) -> Void)?
     /// How long in-flight requests may take to finish after a shutdown signal.
     public var gracePeriod: Duration = .seconds(30)
+    /// Where to serve the forwarder's ``ProxyMetrics`` as Prometheus text at `/metrics`, when
+    /// set (port 0 picks one). Ignored when the forwarder has no metrics.
+    public var metricsAddress: (host: String, port: Int)?
+    /// Called once, with the bound port, when the metrics endpoint accepts connections.
+    public var onMetricsListening: @Sendable (Int) -> Void = { _ in }
 
     /// A server for `forwarder` on `host:port`.
     public init(forwarder: ProxyForwarder, host: String, port: Int, onListening: @escaping @Sendable (Int) -> Void,
@@ -67,14 +73,50 @@ public struct ProxyServer: Sendable {
             onServerRunning: { channel in
                 onListening(channel.localAddress?.port ?? port)
             })
+        var services: [any Service] = [server]
+        if let metrics = forwarder.metrics, let address = metricsAddress {
+            let store = forwarder.cache.store as? any MemoryLookup
+            services.append(try Self.metricsServer(metrics, memoryTierBytes: { store?.memoryTierBytes ?? 0 }, host: address.host, port: address.port, logger: logger,
+                                                   onListening: onMetricsListening))
+        }
         var configuration = ServiceGroupConfiguration(
-            services: [server], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+            services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         configuration.maximumGracefulShutdownDuration = gracePeriod
         do {
             try await ServiceGroup(configuration: configuration).run()
         } catch let error as IOError {
             throw ProxyListenError(code: error.errnoCode)
         }
+    }
+
+    /// A plain HTTP/1.1 server answering `GET /metrics` with `metrics` in Prometheus' text
+    /// format, and `404` to anything else.
+    static func metricsServer(_ metrics: ProxyMetrics, memoryTierBytes: @escaping @Sendable () -> Int, host: String, port: Int, logger: Logger,
+                              onListening: @escaping @Sendable (Int) -> Void) throws -> any Service {
+        try HTTPServerBuilder.http1().buildServer(
+            configuration: ServerConfiguration(address: .hostname(host, port: port), serverName: nil),
+            eventLoopGroup: EventLoopGroupProvider.singleton.eventLoopGroup,
+            logger: logger,
+            responder: { request, writer, _ in
+                let path = request.head.path?.split(separator: "?", maxSplits: 1).first.map(String.init)
+                let found = path == "/metrics" && (request.head.method == .get || request.head.method == .head)
+                let text = found ? metrics.exposition(memoryTierBytes: memoryTierBytes()) : "not found: the metrics are at /metrics\n"
+                let fields: HTTPFields = [
+                    .contentType: found ? "text/plain; version=0.0.4; charset=utf-8" : "text/plain; charset=utf-8",
+                    .cacheControl: "no-store",
+                ]
+                let head = HTTPResponse(status: found ? .ok : .notFound, headerFields: fields)
+                if request.head.method == .head {
+                    var withLength = head
+                    withLength.headerFields[.contentLength] = String(text.utf8.count)
+                    try await writer.writeResponse(withLength)
+                } else {
+                    try await writer.write(response: head, body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
+                }
+            },
+            onServerRunning: { channel in
+                onListening(channel.localAddress?.port ?? port)
+            })
     }
 
     /// Forwards one request and writes the answer, streaming its body.
@@ -85,9 +127,11 @@ public struct ProxyServer: Sendable {
         let relay = bodyRelay(for: request)
         // The hit path: what the store answers is written at once — no task, no origin-side chain.
         if relay == nil, let answer = await forwarder.storedAnswer(head) {
-            try await write(answer, for: head, to: writer, start: start, log: log)
+            try await write(answer, for: head, to: writer, start: start, log: log, metrics: forwarder.metrics)
             return
         }
+        forwarder.metrics?.forwarding(1)
+        defer { forwarder.metrics?.forwarding(-1) }
         if relay != nil, request.headers[.expect]?.lowercased() == "100-continue" {
             try await writer.writeInformationalHead(HTTPResponse(status: .continue))
         }
@@ -115,7 +159,7 @@ public struct ProxyServer: Sendable {
             forwarding.cancel()
         }
         do {
-            try await write(answer, for: head, to: writer, start: start, log: log)
+            try await write(answer, for: head, to: writer, start: start, log: log, metrics: forwarder.metrics)
         } catch {
             await relay?.finish()
             throw error
@@ -125,8 +169,10 @@ public struct ProxyServer: Sendable {
 
     /// Writes `answer` (its body streamed) and logs the request.
     private static func write(_ answer: ProxyResponse, for head: HTTPRequest, to writer: consuming ResponseWriter,
-                              start: ContinuousClock.Instant, log: (@Sendable (String) -> Void)?) async throws {
+                              start: ContinuousClock.Instant, log: (@Sendable (String) -> Void)?,
+                              metrics: ProxyMetrics?) async throws {
         func record(aborted: Bool) {
+            metrics?.answered(answer.outcome)
             log?(ProxyLogLine.format(
                 method: head.method.rawValue, target: head.path ?? "", status: answer.head.status.code,
                 outcome: answer.outcome, duration: ContinuousClock.now - start, aborted: aborted))

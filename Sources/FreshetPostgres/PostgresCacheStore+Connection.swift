@@ -1,0 +1,196 @@
+import CoreMetrics
+import Foundation
+import FreshetCache
+import Logging
+import PostgresNIO
+import Synchronization
+
+/// The store's life beside the requests: the connection pool, the invalidation listener, the
+/// flush timer, and losing and regaining the server.
+extension PostgresCacheStore {
+    /// Starts the pool and the listener in a task the store owns (ended by ``shutdown()``).
+    func start() {
+        let client = client
+        runner.withLock { task in
+            task = Task {
+                await withDiscardingTaskGroup { group in
+                    group.addTask { await client.run() }
+                    group.addTask { await self.listen() }
+                }
+            }
+        }
+    }
+
+    /// Returns once the listener has started listening.
+    func waitUntilListening() async {
+        while !state.withLock({ $0.listening }), !Task.isCancelled {
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+    }
+
+    /// Listens for the other instances' invalidations until the store shuts down; after losing
+    /// the connection, listens again with backoff. Notifications sent meanwhile are lost, so the
+    /// memory tier starts afresh each time listening resumes.
+    func listen() async {
+        var delay = Duration.milliseconds(100)
+        var first = true
+        while !Task.isCancelled, !state.withLock({ $0.closed }) {
+            do {
+                try await client.withConnection { connection in
+                    try await connection.listen(on: Self.channel) { notifications in
+                        delay = .milliseconds(100)
+                        if !first { state.withLock { $0.memory.removeAll(); $0.invalidations &+= 1 } }
+                        first = false
+                        state.withLock { $0.listening = true }
+                        for try await notification in notifications {
+                            invalidate(notification.payload)
+                        }
+                    }
+                }
+            } catch {
+                if Task.isCancelled { return }
+                failed(PostgresStoreError.wrapping(error, server: configuration.description))
+            }
+            state.withLock { $0.listening = false }
+            try? await Task.sleep(for: delay)
+            delay = min(delay * 2, .seconds(5))
+        }
+    }
+
+    /// Applies one notification: `INSTANCE k KEY`, `INSTANCE u URL` or `INSTANCE *`. This
+    /// instance's own are skipped (it changed its memory tier already).
+    func invalidate(_ payload: String) {
+        let parts = payload.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false)
+        guard parts.count >= 2, parts[0] != instance[...] else { return }
+        state.withLock { state in
+            state.invalidations &+= 1
+            switch (parts[1], parts.count == 3 ? String(parts[2]) : nil) {
+            case ("k", let key?): state.memory.remove(key: key)
+            case ("u", let url?): state.memory.remove(url: url)
+            default: state.memory.removeAll()
+            }
+        }
+    }
+
+    // MARK: - Losing and regaining the server
+
+    /// Counts a failed query; when the server is out of reach, goes on without it (saying so
+    /// once) and starts probing for it.
+    func failed(_ error: PostgresStoreError) {
+        storeErrors?.increment()
+        guard error.isConnectionLoss else {
+            logger.debug("PostgreSQL query failed", metadata: ["reason": "\(error)"])
+            return
+        }
+        let startProbing = state.withLock { state -> Bool in
+            guard !state.closed, state.started else { return false }
+            state.healthy = false
+            guard !state.recovering else { return false }
+            state.recovering = true
+            return true
+        }
+        guard startProbing else { return }
+        logger.warning("\(error.description); answering from the memory tier and the origin, reconnecting")
+        Task { await recover() }
+    }
+
+    /// Probes the server with backoff until it answers, then uses it again with an empty
+    /// memory tier (invalidations may have been missed).
+    private func recover() async {
+        var delay = Duration.milliseconds(200)
+        while !state.withLock({ $0.closed }) {
+            try? await Task.sleep(for: delay)
+            let client = client
+            let logger = queryLogger
+            let answered = (try? await withDeadline(configuration.queryTimeout) {
+                _ = try await client.query("SELECT 1", logger: logger).collect()
+            }) != nil
+            if answered {
+                state.withLock { state in
+                    state.memory.removeAll()
+                    state.invalidations &+= 1
+                    state.healthy = true
+                    state.recovering = false
+                }
+                logger.notice("PostgreSQL at \(configuration.description) is back; the memory tier starts afresh")
+                return
+            }
+            delay = min(delay * 2, .seconds(10))
+        }
+    }
+
+    // MARK: - Writing stamps and counters behind
+
+    /// After ``PostgresStoreConfiguration/flushInterval``, writes what waits.
+    func armTimer() {
+        let interval = configuration.flushInterval
+        Task {
+            try? await Task.sleep(for: interval)
+            state.withLock { $0.timerArmed = false }
+            try? await flush()
+        }
+    }
+}
+
+extension PostgresCacheStore.State {
+    /// Whether the caller must start the flush timer (none is armed).
+    mutating func armsTimer() -> Bool {
+        guard !timerArmed, healthy else { return false }
+        timerArmed = true
+        return true
+    }
+}
+
+/// The cache's tables and their migrations.
+enum PostgresSchema {
+    /// The migrations in order: a name and its statements.
+    static let migrations: [(name: String, statements: [PostgresQuery])] = [
+        ("cache-v1", [
+            """
+            CREATE TABLE freshet_cache_entry (
+                key text NOT NULL,
+                variant text NOT NULL,
+                url text NOT NULL,
+                status integer NOT NULL,
+                request_time double precision NOT NULL,
+                response_time double precision NOT NULL,
+                stored_at double precision NOT NULL,
+                last_access double precision NOT NULL,
+                size bigint NOT NULL,
+                headers bytea NOT NULL,
+                body bytea NOT NULL,
+                PRIMARY KEY (key, variant))
+            """,
+            "CREATE INDEX freshet_cache_entry_url ON freshet_cache_entry (url)",
+            "CREATE INDEX freshet_cache_entry_last_access ON freshet_cache_entry (last_access)",
+            "CREATE TABLE freshet_cache_outcome (outcome text PRIMARY KEY, count bigint NOT NULL)",
+        ]),
+    ]
+
+    /// A number of the cache's own for the advisory lock that serializes migrations.
+    static let migrationLock: Int64 = 0x6672_6573_6865_7401 // "freshet" + 1
+
+    /// Applies the migrations not applied yet, in one transaction under an advisory lock, so
+    /// that instances starting together migrate once.
+    static func migrate(_ client: PostgresClient, logger: Logger) async throws {
+        try await client.withTransaction(logger: logger) { connection in
+            _ = try await connection.query("SELECT pg_advisory_xact_lock(\(migrationLock))", logger: logger).collect()
+            _ = try await connection.query("""
+                CREATE TABLE IF NOT EXISTS freshet_cache_migration (
+                    name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())
+                """, logger: logger).collect()
+            var applied: Set<String> = []
+            for try await name in try await connection.query(
+                "SELECT name FROM freshet_cache_migration", logger: logger).decode(String.self) {
+                applied.insert(name)
+            }
+            for migration in migrations where !applied.contains(migration.name) {
+                for statement in migration.statements {
+                    _ = try await connection.query(statement, logger: logger).collect()
+                }
+                _ = try await connection.query(
+                    "INSERT INTO freshet_cache_migration (name) VALUES (\(migration.name))", logger: logger).collect()
+            }
+        }
+    }
+}

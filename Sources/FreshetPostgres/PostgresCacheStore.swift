@@ -1,0 +1,434 @@
+import Foundation
+import Freshet
+import FreshetCache
+import Logging
+import CoreMetrics
+import PostgresNIO
+import Synchronization
+
+/// A ``FreshetCache/CacheStore`` in PostgreSQL, shared by every process that connects to the
+/// same database — a fleet of `freshet proxy` instances behind one load balancer — with an
+/// in-memory tier per process in front of it.
+///
+/// **Shared.** Responses (every variant of a key), least-recently-used stamps and the outcome
+/// counters live in the database's `freshet_cache_entry` and `freshet_cache_outcome` tables,
+/// created and migrated by ``connect(_:logger:metrics:)``. A response stored by one instance is
+/// a hit on every other. Past ``PostgresStoreConfiguration/maxBytes`` the least recently used
+/// responses are evicted.
+///
+/// **Coherent.** Every change — a response stored, a key or URL removed — is announced with
+/// PostgreSQL's `NOTIFY` on the channel `freshet_cache`; each instance `LISTEN`s and drops its
+/// memory tier's copy. An unsafe request answered through one instance thus invalidates the URL
+/// everywhere, within the time a notification takes.
+///
+/// **One fill per key.** Concurrent misses for one key, in this process or any other, wait for
+/// the first to store its answer (``withFillLock(forKey:_:)``: an in-process queue, then
+/// PostgreSQL's advisory lock on the key), for at most ``PostgresStoreConfiguration/fillWait``.
+///
+/// **When PostgreSQL goes away.** Every query is bounded by
+/// ``PostgresStoreConfiguration/queryTimeout``. A store that loses its server says so once in its
+/// log and keeps answering from the memory tier; lookups it cannot answer are misses (the cache
+/// goes to the origin), writes are kept in memory only, and nothing throws. It reconnects with
+/// backoff, says so, and starts its memory tier afresh (notifications may have been missed).
+public final class PostgresCacheStore: CacheStore, MemoryLookup, CacheFillCoordinating, Sendable {
+    /// Where the store lives and its limits.
+    public let configuration: PostgresStoreConfiguration
+    let client: PostgresClient
+    let logger: Logger
+    /// Tells this instance's notifications from the others'.
+    let instance = UUID().uuidString.prefix(8).lowercased()
+    let state: Mutex<State>
+    let runner = Mutex<Task<Void, Never>?>(nil)
+    let storeErrors: Counter?
+
+    /// The channel of the invalidation notifications.
+    static let channel = "freshet_cache"
+
+    struct State {
+        var memory: MemoryTier
+        /// Whether the last query reached the server. While false nothing is asked of it.
+        var healthy = true
+        var recovering = false
+        /// Counts the invalidations received: a lookup keeps what it read only when none came
+        /// while it was reading.
+        var invalidations: UInt64 = 0
+        /// Keys used since the last flush (for LRU) and outcomes counted since.
+        var touched: Set<String> = []
+        var outcomes: [CacheOutcome: Int] = [:]
+        var timerArmed = false
+        /// Fills in progress in this process, by key.
+        var fills: [String: LocalFill] = [:]
+        /// Advisory locks held or being taken now (each holds a connection).
+        var advisoryLocks = 0
+        var evicting = false
+        var evictAgain = false
+        var listening = false
+        var closed = false
+        /// Set once ``connect(_:logger:metrics:)`` is done: failures before are its to report.
+        var started = false
+    }
+
+    init(configuration: PostgresStoreConfiguration, logger: Logger, metrics: (any MetricsFactory)?) {
+        self.configuration = configuration
+        self.logger = logger
+        client = PostgresClient(configuration: configuration.clientConfiguration, backgroundLogger: Logger(label: "freshet.postgres.pool") { _ in SwiftLogNoOpLogHandler() })
+        state = Mutex(State(memory: MemoryTier(capacity: min(configuration.memoryBytes, configuration.maxBytes))))
+        storeErrors = metrics.map {
+            Counter(label: "freshet_cache_store_errors_total", dimensions: [], factory: $0)
+        }
+    }
+
+    /// Connects to PostgreSQL, creates or migrates the cache's tables, and starts listening for
+    /// other instances' invalidations; returns once all of that is done.
+    /// - Parameters:
+    ///   - logger: where the store says that it lost or regained its server (never a password).
+    ///   - metrics: counts store errors as `freshet_cache_store_errors_total`, when given.
+    /// - Throws: ``PostgresStoreError`` when the server cannot be reached or refuses the
+    ///   connection (wrong password, no such database) within a few query timeouts.
+    public static func connect(_ configuration: PostgresStoreConfiguration,
+                               logger: Logger = Logger(label: "freshet.postgres"),
+                               metrics: (any MetricsFactory)? = nil) async throws -> PostgresCacheStore {
+        // One connection first: it fails with the server's reason (refused, wrong password, no
+        // such database), where the pool would only retry until the timeout.
+        do {
+            let checkConfiguration = try configuration.connectionConfiguration()
+            let check = try await withDeadline(max(configuration.queryTimeout * 3, .seconds(5))) {
+                try await PostgresConnection.connect(configuration: checkConfiguration, id: 0,
+                                                     logger: Logger(label: "freshet.postgres.check") { _ in SwiftLogNoOpLogHandler() })
+            }
+            try? await check.close()
+        } catch {
+            throw PostgresStoreError.wrapping(error, server: configuration.description)
+        }
+        let store = PostgresCacheStore(configuration: configuration, logger: logger, metrics: metrics)
+        store.start()
+        do {
+            let startTimeout = max(configuration.queryTimeout * 3, .seconds(5))
+            try await withDeadline(startTimeout) { try await PostgresSchema.migrate(store.client, logger: store.queryLogger) }
+            try await withDeadline(startTimeout) { await store.waitUntilListening() }
+        } catch {
+            await store.shutdown()
+            throw PostgresStoreError.wrapping(error, server: configuration.description)
+        }
+        store.state.withLock { $0.started = true }
+        return store
+    }
+
+    /// Writes what waits in memory (stamps, counters), stops listening and closes the
+    /// connections. The store answers from memory alone afterwards.
+    public func shutdown() async {
+        try? await flush()
+        state.withLock { $0.closed = true; $0.healthy = false }
+        let task = runner.withLock { $0 }
+        task?.cancel()
+        await task?.value
+    }
+
+    var queryLogger: Logger { Logger(label: "freshet.postgres.query") { _ in SwiftLogNoOpLogHandler() } }
+
+    // MARK: - CacheStore
+
+    /// The variants the memory tier holds for `key`, marked as used; `nil` when it does not know it.
+    public func variantsInMemory(forKey key: String) -> [CachedResponse]? {
+        let known = state.withLock { state -> (variants: [CachedResponse]?, arm: Bool) in
+            guard let variants = state.memory.variants(forKey: key) else { return (nil, false) }
+            guard !variants.isEmpty else { return (variants, false) }
+            state.touched.insert(key)
+            return (variants, state.armsTimer())
+        }
+        if known.arm { armTimer() }
+        return known.variants
+    }
+
+    /// Counts one answer of the cache (in memory; written with the next flush).
+    public func count(_ outcome: CacheOutcome) {
+        let arm = state.withLock { state -> Bool in
+            state.outcomes[outcome, default: 0] += 1
+            return state.armsTimer()
+        }
+        if arm { armTimer() }
+    }
+
+    /// The bytes this instance's memory tier holds.
+    public var memoryTierBytes: Int { state.withLock { $0.memory.bytes } }
+
+    /// Every stored variant for `key`, most recently stored first: from the memory tier, else
+    /// from PostgreSQL. Without a server, what the memory holds, or nothing.
+    public func variants(forKey key: String) async throws -> [CachedResponse] {
+        if let variants = variantsInMemory(forKey: key) { return variants }
+        guard let before = state.withLock({ $0.healthy ? $0.invalidations : nil }) else { return [] }
+        let variants: [CachedResponse]
+        do {
+            variants = try await query { client, logger in
+                var found: [CachedResponse] = []
+                let rows = try await client.query("""
+                    SELECT key, variant, url, status, request_time, response_time, headers, body
+                    FROM freshet_cache_entry WHERE key = \(key) ORDER BY stored_at DESC
+                    """, logger: logger)
+                for try await (key, variant, url, status, requestTime, responseTime, headers, body)
+                        in rows.decode((String, String, String, Int, Double, Double, Data, Data).self) {
+                    guard let fields = HeaderCoding.decode(headers) else { continue }
+                    found.append(CachedResponse(
+                        key: key, variant: variant, url: url, status: status, headers: fields, body: body,
+                        requestTime: Date(timeIntervalSince1970: requestTime),
+                        responseTime: Date(timeIntervalSince1970: responseTime)))
+                }
+                return found
+            }
+        } catch {
+            return []
+        }
+        let arm = state.withLock { state -> Bool in
+            if state.invalidations == before { state.memory.put(variants, forKey: key) }
+            guard !variants.isEmpty else { return false }
+            state.touched.insert(key)
+            return state.armsTimer()
+        }
+        if arm { armTimer() }
+        return variants
+    }
+
+    /// Stores `response` (replacing its variant) and tells the other instances; returns once it
+    /// is committed. A response larger than ``PostgresStoreConfiguration/maxBytes`` is not
+    /// stored, and the older copy of its variant is removed. Without a server, the memory tier
+    /// alone keeps it.
+    public func save(_ response: CachedResponse) async throws {
+        let fits = response.size <= configuration.maxBytes
+        let healthy = state.withLock { state -> Bool in
+            if fits { state.memory.update(with: response) } else { state.memory.remove(key: response.key, variant: response.variant) }
+            return state.healthy
+        }
+        guard healthy else { return }
+        let instance = instance
+        do {
+            if fits {
+                let headers = try HeaderCoding.encode(response.headers)
+                let now = Date().timeIntervalSince1970
+                try await query { client, logger in
+                    _ = try await client.query("""
+                        WITH saved AS (
+                            INSERT INTO freshet_cache_entry
+                                (key, variant, url, status, request_time, response_time, stored_at, last_access, size, headers, body)
+                            VALUES (\(response.key), \(response.variant), \(response.url), \(response.status),
+                                    \(response.requestTime.timeIntervalSince1970), \(response.responseTime.timeIntervalSince1970),
+                                    \(now), \(now), \(response.size), \(headers), \(response.body))
+                            ON CONFLICT (key, variant) DO UPDATE SET
+                                url = excluded.url, status = excluded.status, request_time = excluded.request_time,
+                                response_time = excluded.response_time, stored_at = excluded.stored_at,
+                                last_access = excluded.last_access, size = excluded.size, headers = excluded.headers,
+                                body = excluded.body
+                            RETURNING key)
+                        SELECT pg_notify('freshet_cache', \(instance) || ' k ' || key) FROM saved
+                        """, logger: logger).collect()
+                }
+                evictSoon()
+            } else {
+                try await query { client, logger in
+                    _ = try await client.query("""
+                        WITH gone AS (DELETE FROM freshet_cache_entry
+                                      WHERE key = \(response.key) AND variant = \(response.variant))
+                        SELECT pg_notify('freshet_cache', \(instance) || ' k ' || \(response.key))
+                        """, logger: logger).collect()
+                }
+            }
+        } catch {
+            // Counted and logged by `query`; the memory tier keeps what it has.
+        }
+    }
+
+    /// Removes every variant of `key`, here and on every instance.
+    public func remove(key: String) async throws {
+        state.withLock { $0.memory.remove(key: key) }
+        let instance = instance
+        try? await queryIfHealthy { client, logger in
+            _ = try await client.query("""
+                WITH gone AS (DELETE FROM freshet_cache_entry WHERE key = \(key))
+                SELECT pg_notify('freshet_cache', \(instance) || ' k ' || \(key))
+                """, logger: logger).collect()
+        }
+    }
+
+    /// Removes every response whose display URL is `url`, here and on every instance.
+    public func remove(url: String) async throws {
+        state.withLock { $0.memory.remove(url: url) }
+        let instance = instance
+        // A notification carries at most 8000 bytes: a longer URL is announced by its keys.
+        let payload = url.utf8.count <= 7_000 ? "\(instance) u \(url)" : nil
+        try? await queryIfHealthy { client, logger in
+            if let payload {
+                _ = try await client.query("""
+                    WITH gone AS (DELETE FROM freshet_cache_entry WHERE url = \(url))
+                    SELECT pg_notify('freshet_cache', \(payload))
+                    """, logger: logger).collect()
+            } else {
+                _ = try await client.query("""
+                    WITH gone AS (DELETE FROM freshet_cache_entry WHERE url = \(url) RETURNING key)
+                    SELECT pg_notify('freshet_cache', \(instance) || ' k ' || key) FROM (SELECT DISTINCT key FROM gone) AS keys
+                    """, logger: logger).collect()
+            }
+        }
+    }
+
+    /// Removes every stored response and the outcome counters, on every instance.
+    public func removeAll() async throws {
+        state.withLock { state in
+            state.memory.removeAll()
+            state.outcomes = [:]
+            state.touched = []
+        }
+        let instance = instance
+        try await queryIfHealthy { client, logger in
+            _ = try await client.query("DELETE FROM freshet_cache_entry", logger: logger).collect()
+            _ = try await client.query("DELETE FROM freshet_cache_outcome", logger: logger).collect()
+            _ = try await client.query("SELECT pg_notify('freshet_cache', \(instance) || ' *')", logger: logger).collect()
+        }
+    }
+
+    /// Counts one answer of the cache.
+    public func record(_ outcome: CacheOutcome) async throws {
+        count(outcome)
+    }
+
+    /// The responses stored by the whole fleet, their bytes, and the outcome counters of every
+    /// instance (this one's are written first).
+    /// - Throws: ``PostgresStoreError`` when the server cannot be asked.
+    public func stats() async throws -> CacheStats {
+        try await flush()
+        return try await query { client, logger in
+            var entries = 0
+            var bytes = 0
+            for try await (count, sum) in try await client.query(
+                "SELECT count(*)::bigint, coalesce(sum(size), 0)::bigint FROM freshet_cache_entry", logger: logger
+            ).decode((Int, Int).self) {
+                (entries, bytes) = (count, sum)
+            }
+            var outcomes: [String: Int] = [:]
+            for try await (outcome, count) in try await client.query(
+                "SELECT outcome, count FROM freshet_cache_outcome", logger: logger
+            ).decode((String, Int).self) {
+                outcomes[outcome] = count
+            }
+            return CacheStats(entries: entries, bytes: bytes, outcomes: outcomes)
+        }
+    }
+
+    /// Writes the LRU stamps and outcome counters waiting in memory, and evicts what no longer
+    /// fits; returns once that is committed. Without a server they wait for it.
+    public func flush() async throws {
+        let (touched, outcomes) = state.withLock { state -> (Set<String>, [CacheOutcome: Int]) in
+            guard state.healthy else { return ([], [:]) }
+            defer { state.touched = []; state.outcomes = [:] }
+            return (state.touched, state.outcomes)
+        }
+        let now = Date().timeIntervalSince1970
+        do {
+            if !touched.isEmpty {
+                let keys = Array(touched)
+                try await query { client, logger in
+                    _ = try await client.query("""
+                        UPDATE freshet_cache_entry SET last_access = greatest(last_access, \(now))
+                        WHERE key = ANY(\(keys))
+                        """, logger: logger).collect()
+                }
+            }
+            let counted = outcomes.filter { $0.value > 0 }
+            if !counted.isEmpty {
+                let names = counted.keys.map(\.rawValue)
+                let counts = counted.keys.map { counted[$0] ?? 0 }
+                try await query { client, logger in
+                    _ = try await client.query("""
+                        INSERT INTO freshet_cache_outcome (outcome, count)
+                        SELECT * FROM unnest(\(names)::text[], \(counts)::bigint[])
+                        ON CONFLICT (outcome) DO UPDATE SET count = freshet_cache_outcome.count + excluded.count
+                        """, logger: logger).collect()
+                }
+            }
+        } catch {
+            // Put the counters back for the next flush: they are not lost with the server.
+            state.withLock { state in
+                for (outcome, count) in outcomes { state.outcomes[outcome, default: 0] += count }
+            }
+            throw error
+        }
+        try await evict()
+    }
+
+    // MARK: - Queries
+
+    /// Runs `body` within the query timeout; a failure is counted, and a lost server noted.
+    @discardableResult
+    func query<T: Sendable>(_ body: @escaping @Sendable (PostgresClient, Logger) async throws -> T) async throws -> T {
+        let client = client
+        let logger = queryLogger
+        do {
+            return try await withDeadline(configuration.queryTimeout) { try await body(client, logger) }
+        } catch {
+            let wrapped = PostgresStoreError.wrapping(error, server: configuration.description)
+            failed(wrapped)
+            throw wrapped
+        }
+    }
+
+    /// ``query(_:)`` when the server is there; nothing otherwise.
+    func queryIfHealthy(_ body: @escaping @Sendable (PostgresClient, Logger) async throws -> Void) async throws {
+        guard state.withLock({ $0.healthy }) else { return }
+        try await query(body)
+    }
+
+    // MARK: - Eviction
+
+    /// Evicts in the background, one run at a time, once stores have been made.
+    func evictSoon() {
+        let start = state.withLock { state -> Bool in
+            guard !state.evicting else { state.evictAgain = true; return false }
+            state.evicting = true
+            return true
+        }
+        guard start else { return }
+        Task {
+            while true {
+                try? await evictOnce()
+                let again = state.withLock { state -> Bool in
+                    defer { state.evictAgain = false }
+                    if !state.evictAgain { state.evicting = false }
+                    return state.evictAgain
+                }
+                if !again { return }
+            }
+        }
+    }
+
+    /// Evicts now (waiting for a background run to end first).
+    func evict() async throws {
+        try await evictOnce()
+    }
+
+    /// Deletes the least recently used responses until the rest fit in `maxBytes`.
+    private func evictOnce() async throws {
+        let maxBytes = configuration.maxBytes
+        let evicted = try await query { client, logger in
+            var evicted: [(String, String)] = []
+            let rows = try await client.query("""
+                WITH ranked AS (
+                    SELECT key, variant, sum(size) OVER (ORDER BY last_access DESC, key, variant) AS running
+                    FROM freshet_cache_entry),
+                gone AS (
+                    DELETE FROM freshet_cache_entry AS entry USING ranked
+                    WHERE entry.key = ranked.key AND entry.variant = ranked.variant AND ranked.running > \(maxBytes)
+                    RETURNING entry.key, entry.variant)
+                SELECT key, variant FROM gone
+                """, logger: logger)
+            for try await (key, variant) in rows.decode((String, String).self) { evicted.append((key, variant)) }
+            return evicted.map { Pair(key: $0.0, variant: $0.1) }
+        }
+        guard !evicted.isEmpty else { return }
+        state.withLock { state in
+            for pair in evicted { state.memory.remove(key: pair.key, variant: pair.variant) }
+        }
+    }
+
+    struct Pair: Sendable {
+        let key: String
+        let variant: String
+    }
+}
