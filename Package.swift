@@ -257,7 +257,12 @@ let package = Package(
         .testTarget(
             name: "FreshetCLITests",
             // `freshet` is built for the tests to run as a process, not imported.
-            dependencies: ["freshet", "Freshet", "FreshetSimulator", "FreshetTestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
+            dependencies: [
+                "freshet", "Freshet", "FreshetSimulator", "FreshetTestSupport",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+            ]),
     ],
     swiftLanguageModes: [.v6]
 )

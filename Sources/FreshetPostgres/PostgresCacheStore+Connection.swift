@@ -8,17 +8,31 @@ import Synchronization
 /// The store's life beside the requests: the connection pool, the invalidation listener, the
 /// flush timer, and losing and regaining the server.
 extension PostgresCacheStore {
-    /// Starts the pool and the listener in a task the store owns (ended by ``shutdown()``).
+    /// Starts the pool and the listener, in tasks the store owns (ended by ``shutdown()``).
     func start() {
-        let client = client
+        runPool()
         runner.withLock { task in
-            task = Task {
-                await withDiscardingTaskGroup { group in
-                    group.addTask { await client.run() }
-                    group.addTask { await self.listen() }
-                }
-            }
+            task = Task { await self.listen() }
         }
+    }
+
+    /// Starts the current pool's task.
+    private func runPool() {
+        pool.withLock { pool in
+            let client = pool.client
+            pool.task = Task { await client.run() }
+        }
+    }
+
+    /// Replaces the pool with a new one (the old one's connections are closed).
+    private func replacePool() {
+        let old = pool.withLock { pool -> Task<Void, Never>? in
+            let old = pool.task
+            pool = Pool(configuration: configuration.clientConfiguration, generation: pool.generation + 1)
+            return old
+        }
+        old?.cancel()
+        runPool()
     }
 
     /// Returns once the listener has started listening.
@@ -35,6 +49,7 @@ extension PostgresCacheStore {
         var delay = Duration.milliseconds(100)
         var first = true
         while !Task.isCancelled, !state.withLock({ $0.closed }) {
+            let (client, generation) = pool.withLock { ($0.client, $0.generation) }
             do {
                 try await client.withConnection { connection in
                     try await connection.listen(on: Self.channel) { notifications in
@@ -49,11 +64,11 @@ extension PostgresCacheStore {
                 }
             } catch {
                 if Task.isCancelled { return }
-                failed(PostgresStoreError.wrapping(error, server: configuration.description))
+                failed(PostgresStoreError.wrapping(error, server: configuration.description), generation: generation)
             }
             state.withLock { $0.listening = false }
             try? await Task.sleep(for: delay)
-            delay = min(delay * 2, .seconds(5))
+            delay = min(delay * 2, .seconds(1))
         }
     }
 
@@ -76,7 +91,9 @@ extension PostgresCacheStore {
 
     /// Counts a failed query; when the server is out of reach, goes on without it (saying so
     /// once) and starts probing for it.
-    func failed(_ error: PostgresStoreError) {
+    func failed(_ error: PostgresStoreError, generation: Int? = nil) {
+        // A pool already replaced fails its last users: not news.
+        if let generation, generation != pool.withLock({ $0.generation }) { return }
         storeErrors?.increment()
         guard error.isConnectionLoss else {
             logger.debug("PostgreSQL query failed", metadata: ["reason": "\(error)"])
@@ -90,22 +107,19 @@ extension PostgresCacheStore {
             return true
         }
         guard startProbing else { return }
-        logger.warning("\(error.description); answering from the memory tier and the origin, reconnecting")
+        logger.warning("lost PostgreSQL at \(configuration.description) (\(error.reason)); answering from the memory tier and the origin until it is back")
         Task { await recover() }
     }
 
-    /// Probes the server with backoff until it answers, then uses it again with an empty
-    /// memory tier (invalidations may have been missed).
+    /// Probes the server with backoff — a connection of its own, not the pool, whose own
+    /// backoff after failed attempts can reach a minute — until it answers; then uses it again,
+    /// through a new pool, with an empty memory tier (invalidations may have been missed).
     private func recover() async {
         var delay = Duration.milliseconds(200)
         while !state.withLock({ $0.closed }) {
             try? await Task.sleep(for: delay)
-            let client = client
-            let logger = queryLogger
-            let answered = (try? await withDeadline(configuration.queryTimeout) {
-                _ = try await client.query("SELECT 1", logger: logger).collect()
-            }) != nil
-            if answered {
+            if (try? await probe()) != nil {
+                replacePool()
                 state.withLock { state in
                     state.memory.removeAll()
                     state.invalidations &+= 1
@@ -115,8 +129,18 @@ extension PostgresCacheStore {
                 logger.notice("PostgreSQL at \(configuration.description) is back; the memory tier starts afresh")
                 return
             }
-            delay = min(delay * 2, .seconds(10))
+            delay = min(delay * 2, .seconds(5))
         }
+    }
+
+    /// Connects once and closes again; throws the reason when the server cannot be reached.
+    func probe() async throws {
+        let checkConfiguration = try configuration.connectionConfiguration()
+        let connection = try await withDeadline(max(configuration.queryTimeout, .seconds(2))) {
+            try await PostgresConnection.connect(configuration: checkConfiguration, id: 0,
+                                                 logger: Logger(label: "freshet.postgres.check") { _ in SwiftLogNoOpLogHandler() })
+        }
+        try? await connection.close()
     }
 
     // MARK: - Writing stamps and counters behind

@@ -98,7 +98,7 @@ extension PostgresCacheStore {
         let lockID = Int64(bitPattern: UInt64(key.prefix(16), radix: 16) ?? UInt64(truncatingIfNeeded: key.hashValue))
         let (released, release) = AsyncStream<Never>.makeStream()
         let handoff = LockHandoff()
-        let client = client
+        let (client, generation) = pool.withLock { ($0.client, $0.generation) }
         let logger = queryLogger
         let holder = Task {
             defer { state.withLock { $0.advisoryLocks -= 1 } }
@@ -119,7 +119,7 @@ extension PostgresCacheStore {
                     _ = try await connection.query("SELECT pg_advisory_unlock(\(lockID))", logger: logger).collect()
                 }
             } catch {
-                if !Task.isCancelled { failed(PostgresStoreError.wrapping(error, server: configuration.description)) }
+                if !Task.isCancelled { failed(PostgresStoreError.wrapping(error, server: configuration.description), generation: generation) }
             }
             _ = handoff.offer(nil)
         }

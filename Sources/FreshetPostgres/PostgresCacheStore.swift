@@ -33,7 +33,12 @@ import Synchronization
 public final class PostgresCacheStore: CacheStore, MemoryLookup, CacheFillCoordinating, Sendable {
     /// Where the store lives and its limits.
     public let configuration: PostgresStoreConfiguration
-    let client: PostgresClient
+    /// The connection pool in use and its generation. A pool that lost its server is replaced
+    /// by a new one once the server answers again (postgres-nio's pool backs off for up to a
+    /// minute after failed connection attempts).
+    let pool: Mutex<Pool>
+    /// The pool in use.
+    var client: PostgresClient { pool.withLock { $0.client } }
     let logger: Logger
     /// Tells this instance's notifications from the others'.
     let instance = UUID().uuidString.prefix(8).lowercased()
@@ -71,7 +76,7 @@ public final class PostgresCacheStore: CacheStore, MemoryLookup, CacheFillCoordi
     init(configuration: PostgresStoreConfiguration, logger: Logger, metrics: (any MetricsFactory)?) {
         self.configuration = configuration
         self.logger = logger
-        client = PostgresClient(configuration: configuration.clientConfiguration, backgroundLogger: Logger(label: "freshet.postgres.pool") { _ in SwiftLogNoOpLogHandler() })
+        pool = Mutex(Pool(configuration: configuration.clientConfiguration, generation: 0))
         state = Mutex(State(memory: MemoryTier(capacity: min(configuration.memoryBytes, configuration.maxBytes))))
         storeErrors = metrics.map {
             Counter(label: "freshet_cache_store_errors_total", dimensions: [], factory: $0)
@@ -90,17 +95,12 @@ public final class PostgresCacheStore: CacheStore, MemoryLookup, CacheFillCoordi
                                metrics: (any MetricsFactory)? = nil) async throws -> PostgresCacheStore {
         // One connection first: it fails with the server's reason (refused, wrong password, no
         // such database), where the pool would only retry until the timeout.
+        let store = PostgresCacheStore(configuration: configuration, logger: logger, metrics: metrics)
         do {
-            let checkConfiguration = try configuration.connectionConfiguration()
-            let check = try await withDeadline(max(configuration.queryTimeout * 3, .seconds(5))) {
-                try await PostgresConnection.connect(configuration: checkConfiguration, id: 0,
-                                                     logger: Logger(label: "freshet.postgres.check") { _ in SwiftLogNoOpLogHandler() })
-            }
-            try? await check.close()
+            try await store.probe()
         } catch {
             throw PostgresStoreError.wrapping(error, server: configuration.description)
         }
-        let store = PostgresCacheStore(configuration: configuration, logger: logger, metrics: metrics)
         store.start()
         do {
             let startTimeout = max(configuration.queryTimeout * 3, .seconds(5))
@@ -122,6 +122,9 @@ public final class PostgresCacheStore: CacheStore, MemoryLookup, CacheFillCoordi
         let task = runner.withLock { $0 }
         task?.cancel()
         await task?.value
+        let running = pool.withLock { $0.task }
+        running?.cancel()
+        await running?.value
     }
 
     var queryLogger: Logger { Logger(label: "freshet.postgres.query") { _ in SwiftLogNoOpLogHandler() } }
@@ -358,13 +361,13 @@ public final class PostgresCacheStore: CacheStore, MemoryLookup, CacheFillCoordi
     /// Runs `body` within the query timeout; a failure is counted, and a lost server noted.
     @discardableResult
     func query<T: Sendable>(_ body: @escaping @Sendable (PostgresClient, Logger) async throws -> T) async throws -> T {
-        let client = client
+        let (client, generation) = pool.withLock { ($0.client, $0.generation) }
         let logger = queryLogger
         do {
             return try await withDeadline(configuration.queryTimeout) { try await body(client, logger) }
         } catch {
             let wrapped = PostgresStoreError.wrapping(error, server: configuration.description)
-            failed(wrapped)
+            failed(wrapped, generation: generation)
             throw wrapped
         }
     }
@@ -424,6 +427,19 @@ public final class PostgresCacheStore: CacheStore, MemoryLookup, CacheFillCoordi
         guard !evicted.isEmpty else { return }
         state.withLock { state in
             for pair in evicted { state.memory.remove(key: pair.key, variant: pair.variant) }
+        }
+    }
+
+    /// A connection pool and the task running it.
+    struct Pool {
+        let client: PostgresClient
+        let generation: Int
+        var task: Task<Void, Never>?
+
+        init(configuration: PostgresClient.Configuration, generation: Int) {
+            client = PostgresClient(configuration: configuration,
+                                    backgroundLogger: Logger(label: "freshet.postgres.pool") { _ in SwiftLogNoOpLogHandler() })
+            self.generation = generation
         }
     }
 

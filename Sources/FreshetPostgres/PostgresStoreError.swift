@@ -25,6 +25,15 @@ public enum PostgresStoreError: Error, CustomStringConvertible, Sendable {
         }
     }
 
+    /// The cause alone, without the server's address.
+    var reason: String {
+        switch self {
+        case .unreachable(_, let reason): reason
+        case .timedOut(let timeout): "no answer within \(timeout)"
+        case .invalidURL(let reason), .query(let reason): reason
+        }
+    }
+
     /// Whether the error means the server is out of reach (as opposed to refusing one query).
     var isConnectionLoss: Bool {
         switch self {

@@ -7,6 +7,7 @@ import FreshetPostgres
 import FreshetProxy
 import FreshetTransports
 import Logging
+import Synchronization
 
 struct ProxyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -118,20 +119,17 @@ struct ProxyCommand: AsyncParsableCommand {
             metrics: proxyMetrics)
         let shownHost = host.contains(":") ? "[\(host)]" : host
         let logLine: (@Sendable (String) -> Void)? = log ? { @Sendable line in printError(line) } : nil
+        // Unbuffered: a parent process sees each line at once; `listening on` always comes first.
+        let announcements = StartAnnouncements()
         var server = ProxyServer(
             forwarder: forwarder, host: host, port: port,
-            onListening: { bound in
-                // Unbuffered: a parent process sees the line at once.
-                FileHandle.standardOutput.write(Data("listening on http://\(shownHost):\(bound)\n".utf8))
-            },
+            onListening: { bound in announcements.listening("listening on http://\(shownHost):\(bound)") },
             log: logLine)
         if let metrics {
             let (metricsHost, metricsPort) = try Self.address(metrics, option: "--metrics")
             let shown = metricsHost.contains(":") ? "[\(metricsHost)]" : metricsHost
             server.metricsAddress = (metricsHost, metricsPort)
-            server.onMetricsListening = { bound in
-                FileHandle.standardOutput.write(Data("metrics on http://\(shown):\(bound)/metrics\n".utf8))
-            }
+            server.onMetricsListening = { bound in announcements.after("metrics on http://\(shown):\(bound)/metrics") }
         }
         do {
             try await server.run()
@@ -237,3 +235,32 @@ struct ProxyStoreFailure: Error, CustomStringConvertible {
     var description: String { message }
 }
 
+
+/// The proxy's start lines on stdout, in a fixed order: `listening on …` first, then the lines
+/// of services that may have started before it.
+final class StartAnnouncements: Sendable {
+    private let state = Mutex<(listening: Bool, waiting: [String])>((false, []))
+
+    /// Prints the listening line, then what waited for it.
+    func listening(_ line: String) {
+        let waiting = state.withLock { state in
+            state.listening = true
+            defer { state.waiting = [] }
+            return state.waiting
+        }
+        for line in [line] + waiting { Self.write(line) }
+    }
+
+    /// Prints `line` once the listening line is out.
+    func after(_ line: String) {
+        let now = state.withLock { state -> Bool in
+            if !state.listening { state.waiting.append(line) }
+            return state.listening
+        }
+        if now { Self.write(line) }
+    }
+
+    private static func write(_ line: String) {
+        FileHandle.standardOutput.write(Data((line + "\n").utf8))
+    }
+}
