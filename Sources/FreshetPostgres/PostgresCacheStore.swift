@@ -159,7 +159,15 @@ public final class PostgresCacheStore: CacheStore, MemoryLookup, CacheFillCoordi
     /// from PostgreSQL. Without a server, what the memory holds, or nothing.
     public func variants(forKey key: String) async throws -> [CachedResponse] {
         if let variants = variantsInMemory(forKey: key) { return variants }
-        guard let before = state.withLock({ $0.healthy ? $0.invalidations : nil }) else { return [] }
+        guard let before = state.withLock({ state -> UInt64? in
+            guard state.healthy else {
+                // Without the server, the memory tier alone: an absence it now knows lets the
+                // response fetched next be kept (until the server is back).
+                state.memory.put([], forKey: key)
+                return nil
+            }
+            return state.invalidations
+        }) else { return [] }
         let variants: [CachedResponse]
         do {
             variants = try await query { client, logger in
