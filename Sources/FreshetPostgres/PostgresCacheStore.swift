@@ -6,7 +6,7 @@ import CoreMetrics
 import PostgresNIO
 import Synchronization
 
-/// A ``FreshetCache/CacheStore`` in PostgreSQL, shared by every process that connects to the
+/// A `CacheStore` (FreshetCache) in PostgreSQL, shared by every process that connects to the
 /// same database — a fleet of `freshet proxy` instances behind one load balancer — with an
 /// in-memory tier per process in front of it.
 ///
@@ -86,6 +86,7 @@ public final class PostgresCacheStore: CacheStore, MemoryLookup, CacheFillCoordi
     /// Connects to PostgreSQL, creates or migrates the cache's tables, and starts listening for
     /// other instances' invalidations; returns once all of that is done.
     /// - Parameters:
+    ///   - configuration: the server, the database and the store's limits.
     ///   - logger: where the store says that it lost or regained its server (never a password).
     ///   - metrics: counts store errors as `freshet_cache_store_errors_total`, when given.
     /// - Throws: ``PostgresStoreError`` when the server cannot be reached or refuses the
