@@ -362,7 +362,7 @@ public final class PostgresCacheStore: CacheStore, MemoryLookup, CacheFillCoordi
             }
             throw error
         }
-        try await evict()
+        try await evictOnce()
     }
 
     // MARK: - Queries
@@ -410,13 +410,8 @@ public final class PostgresCacheStore: CacheStore, MemoryLookup, CacheFillCoordi
         }
     }
 
-    /// Evicts now (waiting for a background run to end first).
-    func evict() async throws {
-        try await evictOnce()
-    }
-
     /// Deletes the least recently used responses until the rest fit in `maxBytes`.
-    private func evictOnce() async throws {
+    func evictOnce() async throws {
         let maxBytes = configuration.maxBytes
         let evicted = try await query { client, logger in
             var evicted: [(String, String)] = []

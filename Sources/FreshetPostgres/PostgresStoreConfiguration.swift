@@ -1,4 +1,5 @@
 import Foundation
+import NIOCore
 import NIOSSL
 import PostgresNIO
 import Synchronization
@@ -126,8 +127,7 @@ public struct PostgresStoreConfiguration: Sendable, CustomStringConvertible {
         }
         var configuration = PostgresConnection.Configuration(
             host: host, port: port, username: username, password: password, database: database, tls: tls)
-        configuration.options.connectTimeout = .nanoseconds(queryTimeout.components.seconds * 1_000_000_000
-            + queryTimeout.components.attoseconds / 1_000_000_000)
+        configuration.options.connectTimeout = TimeAmount(queryTimeout)
         return configuration
     }
 

@@ -3,6 +3,7 @@ import Foundation
 import Freshet
 import FreshetCache
 import HTTPTypes
+import Metrics
 import OpenAPIRuntime
 import Prometheus
 
@@ -62,8 +63,7 @@ public final class ProxyMetrics: Sendable {
 
     /// One exchange with the origin took `duration` to its response head.
     func origin(_ duration: Duration) {
-        originDuration.recordNanoseconds(duration.components.seconds * 1_000_000_000
-            + duration.components.attoseconds / 1_000_000_000)
+        originDuration.record(duration: duration)
     }
 
     /// The current values in Prometheus' text exposition format (version 0.0.4), with the

@@ -166,7 +166,7 @@ struct ProxyCommand: AsyncParsableCommand {
         do {
             database = try AppDatabase(directory: directory, schema: .cache, warn: { printError("warning: \($0)") })
         } catch {
-            throw ProxyStoreFailure(message: "could not open the database in \(directory.path): \(error)")
+            throw CommandFailure(message: "could not open the database in \(directory.path): \(error)")
         }
         let store = SQLiteCacheStore(writer: database.pool, memoryBytes: memoryBytes)
         return OpenedStore(store: store, metrics: proxyMetrics, close: {
@@ -228,13 +228,6 @@ struct ProxyCommand: AsyncParsableCommand {
         return lowered == "localhost" || lowered == "::1" || lowered.hasPrefix("127.")
     }
 }
-
-/// A store that could not be opened, said for the terminal.
-struct ProxyStoreFailure: Error, CustomStringConvertible {
-    var message: String
-    var description: String { message }
-}
-
 
 /// The proxy's start lines on stdout, in a fixed order: `listening on …` first, then the lines
 /// of services that may have started before it.

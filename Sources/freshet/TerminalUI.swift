@@ -164,7 +164,7 @@ final class TerminalUI {
     static func start(alternateScreen: Bool = true) throws -> TerminalUI {
         var settings = termios()
         guard tcgetattr(STDIN_FILENO, &settings) == 0 else {
-            throw TerminalError(message: "standard input is not a terminal (\(String(cString: strerror(errno))))")
+            throw CommandFailure(message: "standard input is not a terminal (\(String(cString: strerror(errno))))")
         }
         savedSettings = settings
         installHandlers()
@@ -177,7 +177,7 @@ final class TerminalUI {
             cc[Int(VTIME)] = 0
         }
         guard tcsetattr(STDIN_FILENO, TCSAFLUSH, &raw) == 0 else {
-            throw TerminalError(message: "could not switch the terminal to raw mode (\(String(cString: strerror(errno))))")
+            throw CommandFailure(message: "could not switch the terminal to raw mode (\(String(cString: strerror(errno))))")
         }
         rawModeActive = 1
         let ui = TerminalUI(alternateScreen: alternateScreen)
@@ -272,8 +272,9 @@ private func systemWrite(_ fd: Int32, _ pointer: UnsafeRawPointer, _ count: Int)
     write(fd, pointer, count)
 }
 
-/// The terminal could not be set up.
-struct TerminalError: Error, CustomStringConvertible {
+/// A command could not do its work (the terminal could not be set up, a store could not be
+/// opened); the message is for the terminal.
+struct CommandFailure: Error, CustomStringConvertible {
     var message: String
     var description: String { message }
 }
