@@ -10,4 +10,5 @@ report       Headline and Targets, bench/RESULTS.md and the README headline
 cases_*      bench/run's cases: hn, throughput, feed, warm, proxy_load (runs bench/proxy-load)
 proxies      bench/proxy-load's servers (freshet proxy, nginx, Varnish), raw GET, wrk
 cases_proxy  bench/proxy-load's cases: peers and load
+cases_fleet  bench/proxy-load's fleet case: two proxies on one PostgreSQL vs one on SQLite
 """

@@ -13,10 +13,11 @@ from .common import fail, run
 from .processes import Child, free_port, wait_listening
 
 
-def start_freshet(freshet: Path, origin: str, work: Path, name: str) -> tuple[Child, str, Path]:
+def start_freshet(freshet: Path, origin: str, work: Path, name: str, extra: tuple[str, ...] = (),
+                  env_extra: dict[str, str] | None = None) -> tuple[Child, str, Path]:
     home = work / f"home-{name}"
-    env = dict(os.environ, FRESHET_HOME=str(home), NO_COLOR="1")
-    child = Child(f"freshet proxy ({name})", [freshet, "proxy", "--origin", origin, "--listen", "127.0.0.1:0"],
+    env = dict(os.environ, FRESHET_HOME=str(home), NO_COLOR="1", **(env_extra or {}))
+    child = Child(f"freshet proxy ({name})", [freshet, "proxy", "--origin", origin, "--listen", "127.0.0.1:0", *extra],
                   stdout=work / f"{name}.out", stderr=work / f"{name}.err", env=env)
     url = child.wait_for_line(r"listening on (http://127\.0\.0\.1:\d+)").group(1)
     return child, url, home
