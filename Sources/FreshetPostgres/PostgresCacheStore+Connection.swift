@@ -138,7 +138,7 @@ extension PostgresCacheStore {
         let checkConfiguration = try configuration.connectionConfiguration()
         let connection = try await withDeadline(max(configuration.queryTimeout, .seconds(2))) {
             try await PostgresConnection.connect(configuration: checkConfiguration, id: 0,
-                                                 logger: Logger(label: "freshet.postgres.check") { _ in SwiftLogNoOpLogHandler() })
+                                                 logger: Self.quiet)
         }
         try? await connection.close()
     }

@@ -99,7 +99,7 @@ extension PostgresCacheStore {
         let (released, release) = AsyncStream<Never>.makeStream()
         let handoff = LockHandoff()
         let (client, generation) = pool.withLock { ($0.client, $0.generation) }
-        let logger = queryLogger
+        let logger = Self.quiet
         let holder = Task {
             defer { state.withLock { $0.advisoryLocks -= 1 } }
             do {

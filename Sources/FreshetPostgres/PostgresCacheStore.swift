@@ -105,7 +105,7 @@ public final class PostgresCacheStore: CacheStore, MemoryLookup, CacheFillCoordi
         store.start()
         do {
             let startTimeout = max(configuration.queryTimeout * 3, .seconds(5))
-            try await withDeadline(startTimeout) { try await PostgresSchema.migrate(store.client, logger: store.queryLogger) }
+            try await withDeadline(startTimeout) { try await PostgresSchema.migrate(store.client, logger: Self.quiet) }
             try await withDeadline(startTimeout) { await store.waitUntilListening() }
         } catch {
             await store.shutdown()
@@ -128,7 +128,9 @@ public final class PostgresCacheStore: CacheStore, MemoryLookup, CacheFillCoordi
         await running?.value
     }
 
-    var queryLogger: Logger { Logger(label: "freshet.postgres.query") { _ in SwiftLogNoOpLogHandler() } }
+    /// What postgres-nio is given to log into: nothing (its messages may hold queries and values;
+    /// the store says what matters through ``logger``). Made once.
+    static let quiet = Logger(label: "freshet.postgres.driver") { _ in SwiftLogNoOpLogHandler() }
 
     // MARK: - CacheStore
 
@@ -371,7 +373,7 @@ public final class PostgresCacheStore: CacheStore, MemoryLookup, CacheFillCoordi
     @discardableResult
     func query<T: Sendable>(_ body: @escaping @Sendable (PostgresClient, Logger) async throws -> T) async throws -> T {
         let (client, generation) = pool.withLock { ($0.client, $0.generation) }
-        let logger = queryLogger
+        let logger = Self.quiet
         do {
             return try await withDeadline(configuration.queryTimeout) { try await body(client, logger) }
         } catch {
@@ -442,7 +444,7 @@ public final class PostgresCacheStore: CacheStore, MemoryLookup, CacheFillCoordi
 
         init(configuration: PostgresClient.Configuration, generation: Int) {
             client = PostgresClient(configuration: configuration,
-                                    backgroundLogger: Logger(label: "freshet.postgres.pool") { _ in SwiftLogNoOpLogHandler() })
+                                    backgroundLogger: PostgresCacheStore.quiet)
             self.generation = generation
         }
     }
