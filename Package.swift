@@ -161,6 +161,7 @@ let package = Package(
             dependencies: [
                 "Freshet", "FreshetTransports", "FreshetCache", "FreshetFeeds", "FreshetProxy", "FreshetPostgres", "GitHubAPI",
                 "HackerNewsAPI", "DaumSearchAPI",
+                "FreshetSimulator", // the built-in demo (`--demo`, FRESHET_DEMO=1)
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),

@@ -52,7 +52,7 @@ struct BlogsCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let context = try common.makeContext()
+        let context = try await common.makeContext()
         let client: APIClient
         do {
             client = try context.kakao()
@@ -95,7 +95,7 @@ struct BlogsCommand: AsyncParsableCommand {
     private func show(_ result: BlogSearchResult, query: String) {
         if all, Terminal.stderrIsTTY, !common.json { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
         if common.json {
-            try? printJSON(result, encoder: DaumSearch.encoder)
+            try? printJSON(result.decodedForJSON, encoder: DaumSearch.encoder)
         } else if result.documents.isEmpty {
             output("no posts found for “\(query)”.")
         } else {

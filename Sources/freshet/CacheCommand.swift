@@ -15,7 +15,7 @@ struct CacheCommand: AsyncParsableCommand {
         @OptionGroup var common: CommonOptions
 
         func run() async throws {
-            let context = try common.makeContext()
+            let context = try await common.makeContext()
             let stats = try await context.cacheStore.stats()
             let feedEvents = try await FeedStore(writer: context.database.pool).totalCount()
             let path = context.database.path.path
@@ -63,7 +63,7 @@ struct CacheCommand: AsyncParsableCommand {
         @OptionGroup var common: CommonOptions
 
         func run() async throws {
-            let context = try common.makeContext()
+            let context = try await common.makeContext()
             let before = try await context.cacheStore.stats()
             let feed = FeedStore(writer: context.database.pool)
             let events = try await feed.totalCount()

@@ -41,7 +41,7 @@ struct FeedCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let context = try common.makeContext()
+        let context = try await common.makeContext()
         let feed = FeedService(context: context)
         let repositories: [RepositoryName]
         if let topSwift {

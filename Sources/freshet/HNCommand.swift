@@ -67,7 +67,7 @@ struct HNCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let context = try common.makeContext()
+        let context = try await common.makeContext()
         if let storyList = HackerNews.StoryList(rawValue: list.lowercased()) {
             try await showList(storyList, context: context)
         } else if let id {
@@ -97,7 +97,7 @@ struct HNCommand: AsyncParsableCommand {
             throw report(failure.error, subject: "item \(failure.id)")
         }
         if common.json {
-            try printJSON(page.stories, encoder: HackerNews.encoder)
+            try printJSON(page.stories.map(\.decodedForJSON), encoder: HackerNews.encoder)
         } else if page.stories.isEmpty {
             printError("no stories in the \(storyList.rawValue) list.")
         } else {
@@ -134,7 +134,7 @@ struct HNCommand: AsyncParsableCommand {
             throw ExitStatus.nothingShown
         }
         if common.json {
-            try printJSON(thread, encoder: HackerNews.encoder)
+            try printJSON(thread.decodedForJSON, encoder: HackerNews.encoder)
         } else {
             output(HNFormat.threadLines(thread, width: Terminal.width, color: Terminal.colorEnabled).joined(separator: "\n"))
         }

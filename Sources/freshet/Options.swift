@@ -23,15 +23,29 @@ struct CommonOptions: ParsableArguments {
     @Flag(name: [.short, .long], help: "Log every HTTP exchange to stderr (FRESHET_LOG=debug|trace for more).")
     var verbose = false
 
-    /// The app context: configuration from the environment, the database, the clients.
-    func makeContext() throws -> AppContext {
+    @Flag(name: .long, help: ArgumentHelp(
+        "Try it offline: simulated GitHub, Hacker News and Kakao served in this process (also FRESHET_DEMO=1).",
+        discussion: "No network, token or key is used; the demo keeps its own database."))
+    var demo = false
+
+    /// The app context: configuration from the environment (or the built-in demo), the
+    /// database, the clients.
+    func makeContext() async throws -> AppContext {
         Terminal.configure()
-        let configuration: AppConfiguration
+        var configuration: AppConfiguration
         do {
             configuration = try AppConfiguration.from()
         } catch {
             printError("error: \(error.description)")
             throw ExitStatus.failure
+        }
+        if Demo.isRequested(flag: demo) {
+            do {
+                configuration = try await Demo.start(configuration)
+            } catch {
+                printError("error: \(error.description)")
+                throw ExitStatus.failure
+            }
         }
         do {
             let context = try AppContext(

@@ -26,7 +26,7 @@ struct RepoCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let context = try common.makeContext()
+        let context = try await common.makeContext()
         let name = RepositoryName(repository)!
         try await Self.show(name, client: context.gitHub(), common: common)
     }

@@ -49,7 +49,7 @@ struct ReposCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let context = try common.makeContext()
+        let context = try await common.makeContext()
         let client = context.gitHub()
         if let query {
             let response: Response<RepositorySearchResult>

@@ -38,7 +38,7 @@ struct UserCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let context = try common.makeContext()
+        let context = try await common.makeContext()
         let response: Response<GitHubUser>
         do {
             response = try await context.gitHub().sendOrStored(GitHub.user(login: login).revalidating(common.refresh))

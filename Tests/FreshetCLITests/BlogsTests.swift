@@ -1,6 +1,8 @@
 import Foundation
+import Freshet
 import FreshetSimulator
 import FreshetTestSupport
+import HTTPTypes
 import Testing
 
 @Suite("freshet blogs: end to end", .timeLimit(.minutes(2)))
@@ -37,7 +39,7 @@ struct BlogsTests {
         }
     }
 
-    @Test("--json: the documents with Kakao's field names (highlights as sent) plus meta")
+    @Test("--json: the documents with Kakao's field names plus meta; title and contents as the rows show them")
     func json() async throws {
         try await withFreshetCLI { cli in
             let result = try await cli.run("blogs", "RxSwift", "--json", "--size", "5")
@@ -50,8 +52,27 @@ struct BlogsTests {
             for document in documents {
                 for key in ["title", "contents", "url", "blogname", "thumbnail", "datetime"] { #expect(document[key] is String, "\(key)") }
             }
-            #expect(documents.contains { ($0["title"] as? String)?.contains("<b>") == true }, "upstream text, as sent")
             #expect((documents[0]["datetime"] as? String)?.hasSuffix("+09:00") == true)
+
+            // Text values as the rows show them: no `<b>` highlights, entities decoded.
+            var search = Endpoint<Data>.raw("v2", "search", "blog", query: [.init("query", "RxSwift"), .init("size", "5")])
+            search.headers[.authorization] = "KakaoAK \(cli.sim.simulator.configuration.kakaoAPIKey)"
+            let raw = try await APIClient(baseURL: cli.sim.baseURL, transport: liveTransport).value(search)
+            let upstream = try #require(try jsonDictionary(String(decoding: raw, as: UTF8.self))["documents"] as? [[String: Any]])
+            #expect(upstream.contains { ($0["title"] as? String)?.contains("<b>") == true }, "Kakao highlights matches")
+            let rows = try await cli.run("blogs", "RxSwift", "--size", "5", "--contents", environment: ["COLUMNS": "400"])
+            for (document, sent) in zip(documents, upstream) {
+                for key in ["title", "contents"] {
+                    // Kakao marks matches with <b>…</b> only; then the entities, `&amp;` last.
+                    let plain = try #require(sent[key] as? String).replacingOccurrences(of: "<b>", with: "")
+                        .replacingOccurrences(of: "</b>", with: "").replacingOccurrences(of: "&lt;", with: "<")
+                        .replacingOccurrences(of: "&gt;", with: ">").replacingOccurrences(of: "&quot;", with: "\"")
+                        .replacingOccurrences(of: "&#39;", with: "'").replacingOccurrences(of: "&amp;", with: "&")
+                    #expect(document[key] as? String == plain, "\(key): \(sent[key] ?? "")")
+                }
+                let title = try #require(document["title"] as? String)
+                #expect(rows.stdout.contains(title), "the row shows “\(title)”")
+            }
         }
     }
 

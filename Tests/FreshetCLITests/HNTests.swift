@@ -146,6 +146,40 @@ struct HNTests {
         }
     }
 
+    @Test("--json prints titles decoded, the same text as the rows; `text` stays the HTML the API sends")
+    func jsonDecodesTitles() async throws {
+        try await withFreshetCLI { cli in
+            let sim = SimHN(cli.sim)
+            for list in ["top", "ask"] {
+                let json = try await cli.run("hn", list, "--limit", "60", "--json")
+                #expect(json.status == 0, "\(json.stderr)")
+                let rows = try await cli.run("hn", list, "--limit", "60", environment: ["COLUMNS": "400"])
+                let lines = rows.stdout.split(separator: "\n").map(String.init)
+                var escaped = 0
+                var withText = 0
+                for story in try jsonArray(json.stdout) {
+                    let id = try #require(story["id"] as? Int)
+                    let upstream = try #require(try await sim.item(id))
+                    let raw = try #require(upstream["title"] as? String)
+                    let title = try #require(story["title"] as? String)
+                    let decoded = raw.replacingOccurrences(of: "&lt;", with: "<").replacingOccurrences(of: "&gt;", with: ">")
+                        .replacingOccurrences(of: "&#x27;", with: "'").replacingOccurrences(of: "&amp;", with: "&")
+                    #expect(title == decoded, "item \(id): \(raw)")
+                    if raw != decoded { escaped += 1 }
+                    let rank = try #require(story["rank"] as? Int)
+                    let row = lines.first { $0.hasPrefix("\(rank). ") || $0.contains(" \(rank). ") }
+                    #expect(row?.contains(title) == true, "row \(rank) shows “\(title)”: \(row ?? "none")")
+                    if let text = upstream["text"] as? String {
+                        withText += 1
+                        #expect(story["text"] as? String == text, "item \(id): text is passed on as HTML")
+                    }
+                }
+                if list == "top" { #expect(escaped > 0, "the simulator escapes some titles") }
+                if list == "ask" { #expect(withText > 0, "Ask HN stories have text") }
+            }
+        }
+    }
+
     @Test("Usage errors exit 1 before any request")
     func usageErrors() async throws {
         try await withFreshetCLI { cli in

@@ -42,8 +42,13 @@ struct TmuxSession: Sendable {
     /// Starts `freshet ARGUMENTS` inside a shell that records the terminal settings before and
     /// after it, prints its exit status, and stays open so the screen can be read afterwards.
     func start(_ cli: FreshetCLI, _ arguments: [String]) async throws {
+        try await start(environment: cli.baseEnvironment, arguments)
+    }
+
+    /// Starts `freshet ARGUMENTS` with `environment` (and a terminal's `TERM`, no colour) only.
+    func start(environment: [String: String], _ arguments: [String]) async throws {
         let freshet = try #require(builtProduct("freshet")).path
-        let environment = cli.baseEnvironment.merging(["NO_COLOR": "1", "TERM": "xterm-256color"]) { _, new in new }
+        let environment = environment.merging(["NO_COLOR": "1", "TERM": "xterm-256color"]) { _, new in new }
             .map { "\($0.key)=\(quote($0.value))" }.sorted().joined(separator: " ")
         let dir = directory.path
         let inner = "echo $$ > \(quote(dir + "/pid")); exec \(quote(freshet)) \(arguments.map(quote).joined(separator: " "))"

@@ -1,0 +1,96 @@
+import Foundation
+import FreshetTestSupport
+import Testing
+
+/// Runs `freshet` with nothing but a home folder and `extra`: no `FRESHET_*_URL`, no token, no key.
+private func runBare(_ home: URL, _ arguments: [String], _ extra: [String: String] = [:], stdin: String? = nil)
+    async throws -> ProcessResult
+{
+    let freshet = try #require(builtProduct("freshet"))
+    return try await runProcess(freshet, arguments, environment: ["FRESHET_HOME": home.path].merging(extra) { _, new in new },
+                                timeout: 60, stdin: stdin)
+}
+
+private func withHome<T>(_ body: (URL) async throws -> T) async throws -> T {
+    let home = FileManager.default.temporaryDirectory.appendingPathComponent("freshet-demo-\(UUID().uuidString)")
+    defer { try? FileManager.default.removeItem(at: home) }
+    return try await body(home)
+}
+
+@Suite("The built-in demo: every command with no network, no URL, no token and no key", .timeLimit(.minutes(3)))
+struct DemoTests {
+    @Test("FRESHET_DEMO=1: feed, hn, user, repo, repos and blogs all show simulated data")
+    func everyCommand() async throws {
+        try await withHome { home in
+            let demo = ["FRESHET_DEMO": "1", "FRESHET_DEMO_PORT": "0"]
+            let cases: [([String], String?, (String) -> Bool)] = [
+                (["feed", "--limit", "5"], nil, { $0.split(separator: "\n").count == 5 }),
+                (["hn", "--limit", "5"], nil, { $0.hasPrefix("1. ") || $0.hasPrefix(" 1. ") || $0.contains("\n5. ") }),
+                (["user", "kzaher"], nil, { $0.contains("(kzaher)") && $0.contains("followers") }),
+                (["repo", "apple/swift"], nil, { $0.hasPrefix("apple/swift\n") && $0.contains("stars") }),
+                (["repos", "--limit", "3"], "rxswift\n", { $0.contains("match “rxswift”") && $0.contains("ReactiveX/RxSwift") }),
+                (["blogs", "RxSwift", "--size", "3"], nil, { $0.contains("posts for “RxSwift”") }),
+            ]
+            for (arguments, input, shows) in cases {
+                let result = try await runBare(home, arguments, demo, stdin: input)
+                #expect(result.status == 0, "\(arguments): \(result.stderr)")
+                #expect(shows(result.stdout), "\(arguments): \(result.stdout)")
+            }
+            // The demo keeps its own database: nothing simulated lands in the user's.
+            #expect(FileManager.default.fileExists(atPath: home.appendingPathComponent("demo/freshet.sqlite").path))
+            #expect(!FileManager.default.fileExists(atPath: home.appendingPathComponent("freshet.sqlite").path))
+
+            // Without the demo the same command has nowhere to go (this machine has no network):
+            // it fails, so the runs above were served by the demo.
+            let real = try await runBare(home, ["repo", "apple/swift"], ["FRESHET_GITHUB_URL": try await closedLoopbackURL().absoluteString])
+            #expect(real.status == 2, "\(real.stdout)")
+        }
+    }
+
+    @Test("--demo: a second run finds the first one's responses in the cache, like the real APIs")
+    func secondRunIsCached() async throws {
+        try await withHome { home in
+            let port = try #require(try await closedLoopbackURL().port)
+            let environment = ["FRESHET_DEMO_PORT": "\(port)"]
+            let first = try await runBare(home, ["feed", "--demo", "--limit", "3", "-v"], environment)
+            #expect(first.status == 0, "\(first.stderr)")
+            #expect(first.stderr.contains("cache=miss") && first.stderr.contains("127.0.0.1:\(port)/repos/ReactiveX/RxSwift/events"))
+            let second = try await runBare(home, ["feed", "--demo", "--limit", "3", "-v"], environment)
+            #expect(second.status == 0, "\(second.stderr)")
+            #expect(second.stderr.contains("cache=hit"), "\(second.stderr)")
+            #expect(second.stdout == first.stdout, "the same simulated data on every run")
+        }
+    }
+
+    @Test("A bad FRESHET_DEMO value is not the demo; a usage error is still a usage error")
+    func switches() async throws {
+        try await withHome { home in
+            let closed = try await closedLoopbackURL().absoluteString
+            let off = try await runBare(home, ["repo", "apple/swift"], ["FRESHET_DEMO": "0", "FRESHET_GITHUB_URL": closed])
+            #expect(off.status == 2, "FRESHET_DEMO=0 leaves the demo off: \(off.stdout)")
+            let usage = try await runBare(home, ["hn", "--demo", "--limit", "0"])
+            #expect(usage.status == 1 && usage.stderr.contains("--limit"))
+        }
+    }
+}
+
+@Suite("The demo's interactive search in a pseudo-terminal (tmux)", .enabled(if: tmuxPath != nil && python3Path != nil),
+       .timeLimit(.minutes(2)))
+struct DemoInteractiveTests {
+    @Test("repos --demo: typing searches the simulated GitHub; Esc quits")
+    func searchAsYouType() async throws {
+        try await withHome { home in
+            try await withTmux { tmux in
+                try await tmux.start(environment: ["FRESHET_HOME": home.path, "FRESHET_DEMO_PORT": "0"],
+                                     ["repos", "--demo", "--debounce", "100"])
+                #expect(try await tmux.waitFor("type to search"))
+                try await tmux.type("alamofire")
+                let found = try await tmux.waitFor("Alamofire/Alamofire")
+                let screen = try await tmux.screen()
+                #expect(found, "results appear: \(screen)")
+                try await tmux.send("Escape")
+                #expect(try await tmux.waitFor("exit=0"))
+            }
+        }
+    }
+}
