@@ -92,12 +92,15 @@ public struct LoadProgress: Sendable, Equatable {
     public var total: Int
     /// What the request that just finished brought.
     public var latest: Outcome
+    /// For a story list, the 1-based rank of the item that just finished; `nil` for a comment tree.
+    public var rank: Int?
 
     /// Creates a progress report.
-    public init(completed: Int, total: Int, latest: Outcome) {
+    public init(completed: Int, total: Int, latest: Outcome, rank: Int? = nil) {
         self.completed = completed
         self.total = total
         self.latest = latest
+        self.rank = rank
     }
 }
 
@@ -232,7 +235,7 @@ public struct StoryLoader: Sendable {
             }
             slots[done.offset] = outcome
             completed += 1
-            progress(LoadProgress(completed: completed, total: ids.count, latest: outcome))
+            progress(LoadProgress(completed: completed, total: ids.count, latest: outcome, rank: done.offset + 1))
         }
         if Task.isCancelled { throw .cancelled }
 

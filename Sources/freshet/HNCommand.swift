@@ -80,18 +80,32 @@ struct HNCommand: AsyncParsableCommand {
     private func showList(_ storyList: HackerNews.StoryList, context: AppContext) async throws {
         let loader = StoryLoader(context: context, concurrency: concurrency)
         let order = StoryLoader.Sort(rawValue: sort.lowercased()) ?? .rank
+        let (width, color) = (Terminal.width, Terminal.colorEnabled)
+        // On a terminal the rows fill in under the progress line as items land, each in its place;
+        // in a pipe the list is printed once, as it ends.
+        let live = Terminal.stdoutIsTTY && !common.json ? LiveRegion() : nil
         let bar = ProgressLine(noun: "stories")
+        var landed: [RankedStory] = []
         let page: StoryPage
         do {
             page = try await loader.load(storyList, limit: limit, sort: order, force: common.refresh) { progress in
-                bar.show(progress.completed, of: progress.total)
+                guard let live else { return bar.show(progress.completed, of: progress.total) }
+                if case .item(let item) = progress.latest, let rank = progress.rank {
+                    landed.append(RankedStory(rank: rank, item: item))
+                }
+                let line = ProgressLine.text(progress.completed, of: progress.total, noun: "stories")
+                live.update { [landed] in
+                    [line] + HNFormat.storyLines(order.apply(landed), width: width, header: false, color: color)
+                }
             }
         } catch {
+            live?.clear()
             bar.clear()
             throw report(error, subject: "the Hacker News \(storyList.rawValue) list")
         }
         bar.clear()
 
+        if page.stories.isEmpty { live?.clear() }
         if page.stories.isEmpty, let failure = page.failures.first {
             reportFailures(page.failures, noun: "stories")
             throw report(failure.error, subject: "item \(failure.id)")
@@ -101,8 +115,9 @@ struct HNCommand: AsyncParsableCommand {
         } else if page.stories.isEmpty {
             printError("no stories in the \(storyList.rawValue) list.")
         } else {
-            let header = Terminal.stdoutIsTTY
-            output(HNFormat.storyLines(page.stories, width: Terminal.width, header: header, color: Terminal.colorEnabled).joined(separator: "\n"))
+            // No column header, on a terminal either: the screen shows what a pipe gets.
+            let lines = HNFormat.storyLines(page.stories, width: width, header: false, color: color)
+            if let live { live.finish(with: lines) } else { output(lines.joined(separator: "\n")) }
         }
         if !page.skipped.isEmpty {
             let count = page.skipped.count
@@ -176,13 +191,18 @@ final class ProgressLine {
         self.noun = noun
     }
 
-    func show(_ completed: Int, of total: Int) {
-        guard enabled, total > 0 else { return }
+    /// `[=====>    ] 142/500 stories`.
+    static func text(_ completed: Int, of total: Int, noun: String) -> String {
         let cells = 24
-        let filled = min(cells, completed * cells / total)
+        let filled = total > 0 ? min(cells, completed * cells / total) : 0
         let bar = String(repeating: "=", count: filled) + (filled < cells ? ">" : "")
             + String(repeating: " ", count: max(0, cells - filled - 1))
-        let text = "[\(bar)] \(completed)/\(total) \(noun)"
+        return "[\(bar)] \(completed)/\(total) \(noun)"
+    }
+
+    func show(_ completed: Int, of total: Int) {
+        guard enabled, total > 0 else { return }
+        let text = Self.text(completed, of: total, noun: noun)
         guard text != last else { return }
         last = text
         drawn = true

@@ -31,6 +31,14 @@ enum Terminal {
         return 100
     }
 
+    /// The height of the terminal in rows (`LINES`, the tty's size, else 24).
+    static var height: Int {
+        if let lines = ProcessInfo.processInfo.environment["LINES"].flatMap(Int.init), lines > 2 { return lines }
+        var size = winsize()
+        if ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_row > 2 { return Int(size.ws_row) }
+        return 24
+    }
+
     /// Rainbow colours only when ``colorEnabled`` says so.
     static func configure() {
         Rainbow.enabled = colorEnabled

@@ -3,6 +3,9 @@ import Synchronization
 
 /// Delays the response head by the latency set for the request's path (`POST /_sim/latency`;
 /// the longest matching route prefix wins).
+///
+/// A waiting request follows later changes: lowering or removing the latency releases it (a test
+/// can hold one route with a long latency, look at the client meanwhile, then let it go).
 struct LatencyMiddleware: RouterMiddleware {
     let simulator: Simulator
 
@@ -10,9 +13,13 @@ struct LatencyMiddleware: RouterMiddleware {
         _ request: Request, context: SimRequestContext,
         next: (Request, SimRequestContext) async throws -> Response
     ) async throws -> Response {
-        let delay = simulator.state.withLock { $0.latency(for: request.uri.path) }
-        if delay > 0 {
-            try await Task.sleep(for: .milliseconds(delay))
+        let path = request.uri.path
+        let start = ContinuousClock.now
+        while true {
+            let delay = simulator.state.withLock { $0.latency(for: path) }
+            let remaining = start + .milliseconds(delay) - .now
+            guard remaining > .zero else { break }
+            try await Task.sleep(for: min(remaining, .milliseconds(20)))
         }
         return try await next(request, context)
     }
