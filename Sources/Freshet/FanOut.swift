@@ -6,6 +6,12 @@ public struct FanOutResult<Value: Sendable>: Sendable {
     public var offset: Int
     /// The response, or the error for this one request. One failure never ends the stream.
     public var result: Result<Response<Value>, APIError>
+
+    /// Creates a result for the endpoint at `offset`.
+    public init(offset: Int, result: Result<Response<Value>, APIError>) {
+        self.offset = offset
+        self.result = result
+    }
 }
 
 extension APIClient {

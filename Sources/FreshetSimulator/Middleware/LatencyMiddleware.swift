@@ -6,6 +6,10 @@ import Synchronization
 ///
 /// A waiting request follows later changes: lowering or removing the latency releases it (a test
 /// can hold one route with a long latency, look at the client meanwhile, then let it go).
+///
+/// A client that gives up while its request waits is not noticed here: the server allows
+/// half-closed connections, so a client's close is only seen when a response is written
+/// (`/_sim/drip` is the route for watching a client cancel).
 struct LatencyMiddleware: RouterMiddleware {
     let simulator: Simulator
 
