@@ -27,6 +27,7 @@ let package = Package(
         .library(name: "FreshetSimulator", targets: ["FreshetSimulator"]),
         .executable(name: "freshet", targets: ["freshet"]),
         .executable(name: "freshet-sim", targets: ["freshet-sim"]),
+        .executable(name: "news-combine", targets: ["news-combine"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-openapi-runtime", from: "1.13.4"),
@@ -189,6 +190,16 @@ let package = Package(
             ],
             path: "bench/client"
         ),
+        // The News app's Combine pipeline (merge, scan, sort) on FreshetCombine: `news-combine`.
+        .executableTarget(
+            name: "news-combine",
+            dependencies: [
+                "Freshet", "FreshetCombine", "FreshetFeeds", "FreshetTransports", "HackerNewsAPI",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "OpenCombine", package: "OpenCombine", condition: .when(platforms: [.linux, .windows, .android])),
+            ],
+            path: "Examples/news-combine"
+        ),
         .target(
             name: "FreshetTestSupport",
             dependencies: [
@@ -260,7 +271,7 @@ let package = Package(
             name: "FreshetCLITests",
             // `freshet` is built for the tests to run as a process, not imported.
             dependencies: [
-                "freshet", "Freshet", "FreshetSimulator", "FreshetTestSupport",
+                "freshet", "news-combine", "Freshet", "FreshetSimulator", "FreshetTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),

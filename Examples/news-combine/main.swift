@@ -1,0 +1,112 @@
+// news-combine: the News app's Combine pipeline (one publisher per story, merged, scanned into a
+// growing list, sorted), on Freshet's client with FreshetCombine, so it runs on Linux too.
+//
+//   news-combine [--limit N] [--json]
+//
+// Lists the first N stories of Hacker News' top list, as `freshet hn --limit N` does: the same
+// stories in rank order (null, deleted and dead items left out), the same rows; with --json, an
+// array of the items with their upstream fields. The API lives at FRESHET_HN_URL (default
+// https://hacker-news.firebaseio.com/v0).
+
+import ArgumentParser
+#if canImport(Combine)
+import Combine
+#else
+import OpenCombine
+#endif
+import Foundation
+import Freshet
+import FreshetCombine
+import FreshetFeeds
+import FreshetTransports
+import HackerNewsAPI
+
+@main
+struct NewsCombine: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "news-combine",
+        abstract: "Hacker News' top stories through a Combine pipeline (merge, scan, sort).")
+
+    @Option(help: "How many stories of the top list (1–500).")
+    var limit = 30
+
+    @Flag(help: "Print the items as a JSON array (upstream field names).")
+    var json = false
+
+    func validate() throws {
+        guard (1...500).contains(limit) else { throw ValidationError("--limit must be between 1 and 500.") }
+    }
+
+    func run() async throws {
+        let baseURL: URL
+        do {
+            baseURL = try AppConfiguration.from().hackerNewsURL
+        } catch {
+            throw fail(error.description)
+        }
+        let client = APIClient(baseURL: baseURL, transport: Transports.asyncHTTPClient())
+        let limit = self.limit
+
+        // The News app's pipeline: the list, then one publisher per story merged into one
+        // stream, scanned into a growing list, each version sorted by rank.
+        let stories = client.publisher(for: HackerNews.stories(.top))
+            .map { ids in Array(unique(ids).prefix(limit)) }
+            .flatMap { ids in Publishers.MergeMany(ids.enumerated().map { offset, id in story(id, rank: offset + 1, client) }) }
+            .scan([RankedStory]()) { stories, story in stories + [story] }
+            .map { stories in stories.sorted { $0.rank < $1.rank } }
+
+        let result: Result<[RankedStory], APIError> = await withCheckedContinuation { continuation in
+            var latest: [RankedStory] = []
+            let box = CancellableBox()
+            box.cancellable = stories.sink(
+                receiveCompletion: { completion in
+                    switch completion {
+                    case .finished: continuation.resume(returning: .success(latest))
+                    case .failure(let error): continuation.resume(returning: .failure(error))
+                    }
+                    box.cancellable = nil
+                },
+                receiveValue: { latest = $0 })
+        }
+        switch result {
+        case .success(let stories) where json:
+            let data = try HackerNews.encoder.encode(stories.map(\.item.decodedForJSON))
+            FileHandle.standardOutput.write(data + Data("\n".utf8))
+        case .success(let stories):
+            let width = ProcessInfo.processInfo.environment["COLUMNS"].flatMap(Int.init).map { max($0, 21) } ?? 100
+            let lines = HNFormat.storyLines(stories, width: width, header: false, color: false)
+            if !lines.isEmpty { print(lines.joined(separator: "\n")) }
+        case .failure(let error):
+            throw fail("could not load the top stories: \(error.description)", code: 2)
+        }
+    }
+}
+
+/// One story as a publisher of at most one ranked story: null, deleted and dead items, and an
+/// item that fails (named on stderr), complete without a value instead of failing the merge.
+func story(_ id: Int, rank: Int, _ client: APIClient) -> AnyPublisher<RankedStory, APIError> {
+    client.publisher(for: HackerNews.item(id: id))
+        .compactMap { item in item.flatMap { $0.isVisible ? RankedStory(rank: rank, item: $0) : nil } }
+        .catch { error -> Empty<RankedStory, APIError> in
+            FileHandle.standardError.write(Data("warning: could not load item \(id): \(error.description)\n".utf8))
+            return Empty()
+        }
+        .eraseToAnyPublisher()
+}
+
+/// `ids` without repeats, in order, as `freshet hn` takes them.
+func unique(_ ids: [Int]) -> [Int] {
+    var seen = Set<Int>()
+    return ids.filter { seen.insert($0).inserted }
+}
+
+/// Keeps the subscription alive until the pipeline completes.
+final class CancellableBox: @unchecked Sendable {
+    var cancellable: AnyCancellable?
+}
+
+/// Writes `message` on stderr and returns the exit code to throw.
+func fail(_ message: String, code: Int32 = 1) -> ExitCode {
+    FileHandle.standardError.write(Data("error: \(message)\n".utf8))
+    return ExitCode(code)
+}
