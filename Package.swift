@@ -99,7 +99,7 @@ let package = Package(
         ),
         .target(name: "GitHubAPI", dependencies: ["Freshet", .product(name: "HTTPTypes", package: "swift-http-types")]),
         .target(name: "HackerNewsAPI", dependencies: ["Freshet"]),
-        .target(name: "DaumSearchAPI", dependencies: ["Freshet"]),
+        .target(name: "DaumSearchAPI", dependencies: ["Freshet", .product(name: "HTTPTypes", package: "swift-http-types")]),
         .target(
             name: "FreshetFeeds",
             dependencies: [

@@ -1,5 +1,6 @@
 import Foundation
 import Freshet
+import HTTPTypes
 
 /// The Kakao (Daum) search API endpoints, as Freshet `Endpoint` values.
 ///
@@ -50,6 +51,38 @@ public enum DaumSearch {
             try DaumSearch.decoder.decode(BlogSearchResult.self, from: data)
         }
     }
+
+    /// A blog post's thumbnail (``BlogPost/thumbnail``) as an image request: the image's origin
+    /// (`https://search1.kakaocdn.net`) and the endpoint of its path, to send with a client on
+    /// that origin that carries no Kakao key (the image host is not the API).
+    public struct Thumbnail: Sendable {
+        /// The image's origin: scheme, host and port.
+        public var origin: URL
+        /// The host alone (`search1.kakaocdn.net`).
+        public var host: String
+        /// The image's path and query, relative to ``origin``.
+        public var endpoint: Endpoint<Data>
+    }
+
+    /// The request for a post's `thumbnail`, or `nil` when it is empty or not a plain
+    /// `http(s)://host/path` URL (user info, an empty path or `.`/`..` segments are refused).
+    public static func thumbnail(_ thumbnail: String) -> Thumbnail? {
+        guard !thumbnail.isEmpty, let components = URLComponents(string: thumbnail),
+              let scheme = components.scheme?.lowercased(), scheme == "https" || scheme == "http",
+              let host = components.host?.lowercased(), !host.isEmpty, components.user == nil, components.password == nil
+        else { return nil }
+        let segments = components.path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+        guard !segments.isEmpty, !segments.contains(where: { $0 == "." || $0 == ".." }) else { return nil }
+        var origin = URLComponents()
+        origin.scheme = scheme
+        origin.host = host
+        origin.port = components.port
+        guard let originURL = origin.url else { return nil }
+        let query = (components.queryItems ?? []).map { QueryItem($0.name, $0.value) }
+        let endpoint = Endpoint<Data>(path: segments, query: query, headers: [.accept: "image/png, image/*;q=0.8"]) { data, _ in data }
+        return Thumbnail(origin: originURL, host: host, endpoint: endpoint)
+    }
+
 
     /// The decoder for Kakao bodies (`datetime` stays a string; see ``BlogPost/date``).
     /// Treat it as read-only.

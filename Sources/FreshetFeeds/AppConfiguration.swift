@@ -17,6 +17,10 @@ public struct AppConfiguration: Sendable {
     /// Where GitHub avatar images are fetched (`FRESHET_AVATARS_URL`, default
     /// `https://avatars.githubusercontent.com`; the simulator serves them under `/avatars`).
     public var avatarsURL: URL = GitHub.defaultAvatarsURL
+    /// Where blog thumbnails are fetched (`FRESHET_THUMBNAILS_URL`): when set, a thumbnail
+    /// `https://HOST/PATH` is fetched from `FRESHET_THUMBNAILS_URL/HOST/PATH` (the simulator serves
+    /// them under `/thumbnails`); when not, from its own host.
+    public var thumbnailsURL: URL?
     /// How long `freshet user` waits for an avatar before showing the profile without it
     /// (`FRESHET_AVATAR_WAIT`, in seconds; default 3).
     public var avatarWait: Duration = .seconds(3)
@@ -37,13 +41,16 @@ public struct AppConfiguration: Sendable {
     public static func from(_ environment: [String: String] = ProcessInfo.processInfo.environment) throws(Invalid)
         -> AppConfiguration
     {
-        func url(_ name: String, default fallback: URL) throws(Invalid) -> URL {
-            guard let text = environment[name], !text.isEmpty else { return fallback }
+        func url(_ name: String) throws(Invalid) -> URL? {
+            guard let text = environment[name], !text.isEmpty else { return nil }
             guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
                   url.host != nil else {
                 throw Invalid(description: "\(name) must be an http(s) URL, got \"\(text.prefix(200))\"")
             }
             return url
+        }
+        func url(_ name: String, default fallback: URL) throws(Invalid) -> URL {
+            try url(name) ?? fallback
         }
         func nonEmpty(_ name: String) -> String? {
             environment[name].flatMap { $0.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty ? nil : $0 }
@@ -61,6 +68,7 @@ public struct AppConfiguration: Sendable {
             hackerNewsURL: try url("FRESHET_HN_URL", default: HackerNews.defaultBaseURL),
             kakaoURL: try url("FRESHET_KAKAO_URL", default: DaumSearch.defaultBaseURL),
             avatarsURL: try url("FRESHET_AVATARS_URL", default: GitHub.defaultAvatarsURL),
+            thumbnailsURL: try url("FRESHET_THUMBNAILS_URL"),
             avatarWait: avatarWait,
             gitHubToken: nonEmpty("GITHUB_TOKEN") ?? nonEmpty("GH_TOKEN"),
             kakaoAPIKey: nonEmpty("KAKAO_REST_API_KEY"),

@@ -70,9 +70,24 @@ public final class AppContext: Sendable {
     /// different host from the API), the HTTP cache, no retries, its own rate-limit budget, and a
     /// 2 MiB body limit. Use it with `GitHub.avatar(_:size:)`.
     public func avatars() -> APIClient {
-        // An image is decoration: one attempt, and a rate-limit budget of its own (the avatars
-        // host is not the API: a spent API budget must not refuse it).
-        client(baseURL: configuration.avatarsURL, headers: APIClient.standardHeaders, lifetime: nil,
+        images(baseURL: configuration.avatarsURL)
+    }
+
+    /// A blog post's thumbnail as a client and the endpoint to send with it: the thumbnail's own
+    /// host (``AppConfiguration/thumbnailsURL`` with the host as the first path segment, when
+    /// set), no Kakao key, and otherwise as ``avatars()``.
+    public func thumbnail(_ thumbnail: DaumSearch.Thumbnail) -> (client: APIClient, endpoint: Endpoint<Data>) {
+        guard let base = configuration.thumbnailsURL else { return (images(baseURL: thumbnail.origin), thumbnail.endpoint) }
+        var endpoint = thumbnail.endpoint
+        endpoint.pathSegments.insert(thumbnail.host, at: 0)
+        return (images(baseURL: base), endpoint)
+    }
+
+    /// A client for images on `baseURL`: no credentials (an image host is not the API), the HTTP
+    /// cache, one attempt, a rate-limit budget of its own (a spent API budget must not refuse a
+    /// picture), and a 2 MiB body limit.
+    private func images(baseURL: URL) -> APIClient {
+        client(baseURL: baseURL, headers: APIClient.standardHeaders, lifetime: nil,
                retry: RetryMiddleware(policy: .init(maxAttempts: 1)), rateLimits: RateLimitTracker(),
                maxResponseBytes: 2 * 1024 * 1024)
     }

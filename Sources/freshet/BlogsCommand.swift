@@ -3,6 +3,7 @@ import DaumSearchAPI
 import Foundation
 import Freshet
 import FreshetFeeds
+import HTTPTypes
 
 struct BlogsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -15,6 +16,11 @@ struct BlogsCommand: AsyncParsableCommand {
             Orders: accuracy and recency are asked of the server; title (ascending) and datetime
             (newest first) sort what arrived, on the client. --all follows pages until the last
             (at most page 50, the API's limit).
+
+            On a terminal that shows inline images (as for `freshet user`'s avatar: kitty, Ghostty,
+            iTerm2, WezTerm; off in a pipe, in tmux and screen, and with --json) each post's
+            thumbnail is drawn above it, fetched through the HTTP cache without the Kakao key.
+            --images kitty|iterm2 forces it. A thumbnail that does not load leaves its post as it is.
 
             Without QUERY on a terminal: interactive search (the same search-as-you-type pipeline
             as `freshet repos`); Tab cycles the order without a new request, Enter prints the
@@ -43,6 +49,8 @@ struct BlogsCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Interactive mode: quiet time before a query is sent.", valueName: "ms"))
     var debounce = 300
 
+    @OptionGroup var images: ImageOptions
+
     @OptionGroup var common: CommonOptions
 
     func validate() throws {
@@ -64,7 +72,8 @@ struct BlogsCommand: AsyncParsableCommand {
         if let query {
             do {
                 let response = try await fetch(query, client: client)
-                show(response.value, query: query)
+                let pictures = await thumbnails(response.value.documents, context: context, offline: response.cache == .stale)
+                show(response.value, query: query, thumbnails: pictures)
                 if response.cache == .stale {
                     try finishStale(reason: secret.redact(response.staleReason ?? "the server could not be used"),
                                     allowStale: common.allowStale)
@@ -92,7 +101,9 @@ struct BlogsCommand: AsyncParsableCommand {
         return try await BlogSearch.page(client: client, query: query, order: sort.order, page: page, size: size)
     }
 
-    private func show(_ result: BlogSearchResult, query: String) {
+    /// Prints the page; with `thumbnails` (one escape sequence or `nil` per post), each post's
+    /// picture above its rows.
+    private func show(_ result: BlogSearchResult, query: String, thumbnails: [String?] = []) {
         if all, Terminal.stderrIsTTY, !common.json { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
         if common.json {
             try? printJSON(result.decodedForJSON, encoder: DaumSearch.encoder)
@@ -100,8 +111,28 @@ struct BlogsCommand: AsyncParsableCommand {
             output("no posts found for “\(query)”.")
         } else {
             var lines = [BlogFormat.summary(result, query: query, order: sort.order)]
-            lines += BlogLayout.lines(result.documents, width: Terminal.width, bold: Terminal.colorEnabled, contents: contents)
+            let posts = BlogLayout.postLines(result.documents, width: Terminal.width, bold: Terminal.colorEnabled, contents: contents)
+            for (index, post) in posts.enumerated() {
+                if index < thumbnails.count, let picture = thumbnails[index] { lines.append(picture) }
+                lines += post
+            }
             output(lines.joined(separator: "\n"))
+        }
+    }
+
+    /// Each post's thumbnail as an escape sequence, when pictures are drawn (see `--images`); a
+    /// thumbnail that is missing, fails or comes late is `nil` and its post is shown without one.
+    /// - Parameter offline: the page came stale from the store: thumbnails from the store only.
+    private func thumbnails(_ posts: [BlogPost], context: AppContext, offline: Bool) async -> [String?] {
+        guard !common.json, let proto = images.drawing else { return [] }
+        let requests = posts.map { post -> (client: APIClient, endpoint: Endpoint<Data>)? in
+            guard let thumbnail = DaumSearch.thumbnail(post.thumbnail) else { return nil }
+            var request = context.thumbnail(thumbnail)
+            if offline { request.endpoint.headers[.cacheControl] = "max-stale, only-if-cached" }
+            return request
+        }
+        return await fetchImages(requests, wait: context.configuration.avatarWait).map { image in
+            image.flatMap { InlineImage.escapeSequence(for: $0, using: proto, columns: 6, rows: 3) }
         }
     }
 
@@ -110,7 +141,7 @@ struct BlogsCommand: AsyncParsableCommand {
         try await SearchInput.runQueries(
             allowStale: common.allowStale, json: common.json,
             search: { query throws(APIError) in try await fetch(query, client: client) },
-            show: show,
+            show: { show($0, query: $1) },
             describe: { error, query in "“\(query)”: " + secret.redact(BlogFormat.explain(error)) },
             redact: secret.redact)
     }

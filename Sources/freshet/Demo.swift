@@ -75,6 +75,7 @@ enum Demo {
         configuration.hackerNewsURL = base.appendingPathComponent("v0")
         configuration.kakaoURL = base
         configuration.avatarsURL = base.appendingPathComponent("avatars")
+        configuration.thumbnailsURL = base.appendingPathComponent("thumbnails")
         configuration.gitHubToken = nil
         configuration.kakaoAPIKey = "freshet-demo"
         configuration.home = home

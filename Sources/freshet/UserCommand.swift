@@ -25,11 +25,7 @@ struct UserCommand: AsyncParsableCommand {
     @Argument(help: "The GitHub login.")
     var login: String
 
-    @Flag(name: .long, help: "Never show the avatar (same as --images never).")
-    var noImages = false
-
-    @Option(name: .long, help: "Inline avatar: auto (detect the terminal), kitty, iterm2, or never.")
-    var images: ImageChoice = .auto
+    @OptionGroup var images: ImageOptions
 
     @OptionGroup var common: CommonOptions
 
@@ -63,36 +59,11 @@ struct UserCommand: AsyncParsableCommand {
     /// - Parameter offline: the profile itself came stale from the store: take the avatar from
     ///   the store too, or go without (no network wait for a picture).
     private func avatar(for user: GitHubUser, context: AppContext, offline: Bool) async -> String? {
-        let proto: InlineImageProtocol?
-        switch noImages ? .never : images {
-        case .never: proto = nil
-        case .kitty: proto = .kitty
-        case .iterm2: proto = .iterm2
-        case .auto: proto = InlineImage.detect(environment: ProcessInfo.processInfo.environment, isTerminal: Terminal.stdoutIsTTY)
-        }
-        guard let proto, var endpoint = GitHub.avatar(user.avatarURL, size: 128) else { return nil }
+        guard let proto = images.drawing, var endpoint = GitHub.avatar(user.avatarURL, size: 128) else { return nil }
         if offline { endpoint.headers[.cacheControl] = "max-stale, only-if-cached" }
-        let columns = 16, rows = 8
         // A picture gets a short wait (3 s unless FRESHET_AVATAR_WAIT says): the profile is what was asked for.
-        let client = context.avatars()
-        let wait = context.configuration.avatarWait
-        let request = endpoint
-        let image = await withTaskGroup(of: Data?.self) { group in
-            group.addTask { try? await client.send(request).value }
-            group.addTask {
-                try? await Task.sleep(for: wait)
-                return nil
-            }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            return first
-        }
-        guard let image else { return nil }
-        return InlineImage.escapeSequence(for: image, using: proto, columns: columns, rows: rows)
+        let fetched = await fetchImages([(context.avatars(), endpoint)], wait: context.configuration.avatarWait)
+        guard let image = fetched.first ?? nil else { return nil }
+        return InlineImage.escapeSequence(for: image, using: proto, columns: 16, rows: 8)
     }
-}
-
-/// `--images`: whether and how to draw images inline.
-enum ImageChoice: String, ExpressibleByArgument, CaseIterable {
-    case auto, kitty, iterm2, never
 }

@@ -2,8 +2,8 @@ import Foundation
 import FreshetTestSupport
 import Testing
 
-/// The payload of an iTerm2 inline-image sequence, decoded.
-private func iTermImage(in text: String) throws -> (declaredSize: Int, bytes: Data) {
+/// The payload of the first iTerm2 inline-image sequence in `text`, decoded.
+func iTermImage(in text: String) throws -> (declaredSize: Int, bytes: Data) {
     let start = try #require(text.range(of: "\u{1B}]1337;File="), "no iTerm2 sequence in: \(text.prefix(120))")
     let rest = text[start.upperBound...]
     let colon = try #require(rest.firstIndex(of: ":"))
@@ -15,7 +15,7 @@ private func iTermImage(in text: String) throws -> (declaredSize: Int, bytes: Da
     return (size, bytes)
 }
 
-private let pngSignature = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A])
+let pngSignature = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A])
 
 @Suite("freshet user: the avatar inline", .timeLimit(.minutes(2)))
 struct AvatarTests {

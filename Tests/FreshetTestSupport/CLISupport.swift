@@ -22,7 +22,7 @@ public struct FreshetCLI: Sendable {
         let base = sim.baseURL.absoluteString
         return [
             "FRESHET_GITHUB_URL": base, "FRESHET_HN_URL": base + "/v0", "FRESHET_KAKAO_URL": base,
-            "FRESHET_AVATARS_URL": base + "/avatars",
+            "FRESHET_AVATARS_URL": base + "/avatars", "FRESHET_THUMBNAILS_URL": base + "/thumbnails",
             // The avatar's wait is a wall-clock cap; a loaded machine must not decide a test.
             "FRESHET_AVATAR_WAIT": "120",
             "FRESHET_HOME": home.path, "KAKAO_REST_API_KEY": sim.simulator.configuration.kakaoAPIKey,

@@ -35,17 +35,23 @@ public enum BlogLayout {
     public static func lines(
         _ posts: [BlogPost], width: Int, bold: Bool, contents: Bool = false, timeZone: TimeZone = .current
     ) -> [String] {
+        postLines(posts, width: width, bold: bold, contents: contents, timeZone: timeZone).flatMap { $0 }
+    }
+
+    /// ``lines(_:width:bold:contents:timeZone:)`` grouped by post: each post's lines, aligned
+    /// with all the others (for a listing that puts something between posts, like thumbnails).
+    public static func postLines(
+        _ posts: [BlogPost], width: Int, bold: Bool, contents: Bool = false, timeZone: TimeZone = .current
+    ) -> [[String]] {
         let blogWidth = blogWidth(posts)
         let indent = String(repeating: " ", count: dateWidth + 2 + blogWidth + 2)
-        var lines: [String] = []
-        for post in posts {
-            lines.append(row(post, blogWidth: blogWidth, width: width, bold: bold, timeZone: timeZone))
-            lines.append(indent + post.url)
+        return posts.map { post in
+            var lines = [row(post, blogWidth: blogWidth, width: width, bold: bold, timeZone: timeZone), indent + post.url]
             if contents {
                 let snippetWidth = max(width - indent.count, 20)
                 lines.append(indent + BlogText.render(post.contents, width: snippetWidth, bold: bold))
             }
+            return lines
         }
-        return lines
     }
 }
