@@ -120,6 +120,20 @@ public final class Simulator: Sendable {
         }
     }
 
+    /// Holds every request whose path starts with `route` before its response, until
+    /// ``release(route:)`` (`POST /_sim/hold`); a request waits 120 s at most.
+    public func hold(route: String) async {
+        _ = state.withLock { $0.holds.insert(route) }
+    }
+
+    /// Lets the requests held under `route` go on, or every held request when `route` is `nil`
+    /// (`DELETE /_sim/hold`).
+    public func release(route: String? = nil) async {
+        state.withLock { state in
+            if let route { state.holds.remove(route) } else { state.holds.removeAll() }
+        }
+    }
+
     /// Prepends `count` new deterministic events to the feed of `repo` (`owner/name`),
     /// which changes its ETag and Last-Modified (`POST /_sim/events`).
     /// - Returns: `false` when the repository does not exist.

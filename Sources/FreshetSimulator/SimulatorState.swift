@@ -34,6 +34,8 @@ struct SimulatorState: Sendable {
     var inFlight = 0
     var maxInFlight = 0
     var latencies: [String: Int] = [:]
+    /// Route prefixes whose requests wait before their response (`POST /_sim/hold`).
+    var holds: Set<String> = []
     var faults: [Fault] = []
     var faultModes: [FaultMode] = []
     var feeds: [String: RepoFeed] = [:]
@@ -68,6 +70,10 @@ struct SimulatorState: Sendable {
         inFlight += 1
         maxInFlight = max(maxInFlight, inFlight)
         return id
+    }
+
+    func isHeld(_ path: String) -> Bool {
+        holds.contains { path.hasPrefix($0) }
     }
 
     func latency(for path: String) -> Int {

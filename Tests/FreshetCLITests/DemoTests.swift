@@ -52,13 +52,13 @@ struct DemoTests {
         try await withHome { home in
             let port = try #require(try await closedLoopbackURL().port)
             let environment = ["FRESHET_DEMO_PORT": "\(port)"]
-            let first = try await runBare(home, ["feed", "--demo", "--limit", "3", "-v"], environment)
+            let first = try await runBare(home, ["feed", "--demo", "--limit", "3", "-v", "--json"], environment)
             #expect(first.status == 0, "\(first.stderr)")
             #expect(first.stderr.contains("cache=miss") && first.stderr.contains("127.0.0.1:\(port)/repos/ReactiveX/RxSwift/events"))
-            let second = try await runBare(home, ["feed", "--demo", "--limit", "3", "-v"], environment)
+            let second = try await runBare(home, ["feed", "--demo", "--limit", "3", "-v", "--json"], environment)
             #expect(second.status == 0, "\(second.stderr)")
             #expect(second.stderr.contains("cache=hit"), "\(second.stderr)")
-            #expect(second.stdout == first.stdout, "the same simulated data on every run")
+            #expect(second.stdout == first.stdout && !first.stdout.isEmpty, "the same simulated events on every run")
         }
     }
 

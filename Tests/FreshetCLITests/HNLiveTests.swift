@@ -15,7 +15,7 @@ struct HNLiveTests {
             let control = SimControl(cli.sim)
             // Hold the 4th story: every other one lands, it waits until released.
             let held = "/v0/item/\(ids[3]).json"
-            try await control.setLatency(route: held, milliseconds: 120_000)
+            try await control.hold(route: held)
             try await withTmux { tmux in
                 try await tmux.start(cli, ["hn", "--limit", "8"])
                 let partial = try await tmux.waitFor("7/8 stories")
@@ -26,7 +26,7 @@ struct HNLiveTests {
                 let ranks = rows[(progress + 1)...].compactMap { Int($0.split(separator: " ").first?.dropLast() ?? "") }
                 #expect(ranks == [1, 2, 3, 5, 6, 7, 8], "the landed rows in rank order, under the progress line: \(during)")
 
-                try await control.setLatency(route: held, milliseconds: 0)
+                try await control.release(route: held)
                 #expect(try await tmux.waitFor("exit=0"))
                 let final = try await tmux.screen().split(separator: "\n").map(String.init)
                 let start = try #require(final.firstIndex(of: "BEFORE-UI"))

@@ -1,4 +1,5 @@
 import Foundation
+import FreshetSimulator
 import FreshetTestSupport
 import Testing
 
@@ -12,7 +13,8 @@ struct NewsCombineTests {
 
     @Test("The same rows as `freshet hn`, and a JSON array of the same items with their upstream fields")
     func sameStories() async throws {
-        try await withFreshetCLI { cli in
+        // Ages in days, so two runs a moment apart show the same ages.
+        try await withFreshetCLI(.init(anchorDate: Date().addingTimeInterval(-3 * 86_400))) { cli in
             for limit in ["30", "12"] {
                 let combine = try await newsCombine(cli, ["--limit", limit])
                 #expect(combine.status == 0, "\(combine.stderr)")

@@ -123,12 +123,12 @@ struct MergeAndFanOutTests {
             let control = SimControl(sim)
             // A body dripped for 40 s (the server sees the client go when a write fails), and a
             // 404 held until the drip is under way.
-            try await control.setLatency(route: "/users/no-such-user-x", milliseconds: 120_000)
+            try await control.hold(route: "/users/no-such-user-x")
             let dripping = client.publisher(for: drip(0))
             let missing = client.publisher(for: Endpoint<Data>.get("users", "no-such-user-x"))
             let recorder = Recorder(dripping.merge(with: missing).eraseToAnyPublisher())
             #expect(try await eventually { try await control.log().contains { $0.path.hasPrefix("/_sim/drip") } })
-            try await control.setLatency(route: "/users/no-such-user-x", milliseconds: 0)
+            try await control.release(route: "/users/no-such-user-x")
             await recorder.waitForCompletion()
             guard case .failure(.httpStatus(404, _, _)) = recorder.completion else {
                 Issue.record("expected the 404, got \(String(describing: recorder.completion))")

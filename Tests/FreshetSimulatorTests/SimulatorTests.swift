@@ -370,6 +370,21 @@ struct SimulatorTests {
         }
     }
 
+    @Test func holdKeepsARequestUntilReleasedAndOnlyThatRoute() async throws {
+        try await withSimulator { (sim: RunningSimulator) async throws in
+            #expect(try await post(sim, "/_sim/hold", #"{"route":"/v0/item/1.json"}"#).status == 200)
+            let held = Task { try await get(sim, "/v0/item/1.json") }
+            let arrived = await eventually { await sim.simulator.requestLog().contains { $0.path == "/v0/item/1.json" } }
+            #expect(arrived)
+            // Another path is not held, and the held request is still waiting after it answered.
+            #expect(try await get(sim, "/v0/item/0.json").text == "null")
+            #expect(await sim.simulator.requestLog().first { $0.path == "/v0/item/1.json" }?.inFlight == true)
+            #expect(try await HTTPTestClient.send(sim.baseURL, "/_sim/hold?route=/v0/item/1.json", method: "DELETE").status == 200)
+            #expect(try await held.value.status == 200)
+            #expect(try await post(sim, "/_sim/hold", #"{"nonsense":true}"#).status == 400)
+        }
+    }
+
     // MARK: Determinism
 
     @Test func sameSeedGivesIdenticalData() async throws {

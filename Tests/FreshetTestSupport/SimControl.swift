@@ -58,6 +58,18 @@ public struct SimControl: Sendable {
         try await post("latency", ["route": route, "ms": milliseconds])
     }
 
+    /// Holds the requests under `route` before their response until ``release(route:)``.
+    public func hold(route: String) async throws {
+        try await post("hold", ["route": route])
+    }
+
+    /// Lets the requests held under `route` go on.
+    public func release(route: String) async throws {
+        var request = Endpoint<Data>(method: .delete, path: ["_sim", "hold"]) { data, _ in data }
+        request.query = [QueryItem("route", route)]
+        _ = try await client.send(request)
+    }
+
     /// The next `times` requests under `route` get this canned answer.
     public func fault(route: String, status: Int, times: Int = 1, headers: [String: String] = [:], body: String = "") async throws {
         try await post("faults", ["route": route, "status": status, "times": times, "headers": headers, "body": body])

@@ -15,7 +15,7 @@ struct AvatarsController {
 
     func addRoutes(to routes: SimRoutes) {
         routes.get("/avatars/u/{id}", "?v=4&s=16…460 (identicon PNG, as avatars.githubusercontent.com/u/{id})", use: avatar)
-        routes.get("/thumbnails/{host}/argon/{size}/{key}", "(a blog post's thumbnail as https://{host}/argon/{size}/{key}; PNG)",
+        routes.get("/thumbnails/{host}/argon/{size}/{key}", " (a blog post's thumbnail as https://{host}/argon/{size}/{key}; PNG)",
                    use: thumbnail)
     }
 

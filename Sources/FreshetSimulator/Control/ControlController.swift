@@ -11,6 +11,7 @@ struct ControlController {
 
     // What each command's body looks like: shown in `/_sim/routes` and in the `400` answers.
     static let latencyBody = #"{"route":"/v0/item","ms":50}"#
+    static let holdBody = #"{"route":"/v0/item/8863.json"}"#
     static let eventsBody = #"{"repo":"owner/name","count":3}"#
     static let faultBody = #"{"route":"/path","status":503,"times":1,"headers":{},"body":"…"}"#
     static let faultModeBody = #"{"route":"/path","mode":""# + FaultModeKind.allCases.map(\.rawValue).joined(separator: "|")
@@ -37,6 +38,16 @@ struct ControlController {
             struct Body: Decodable { var route: String?; var ms: Int }
             guard let body: Body = try await Self.decode(request) else { return Self.expected(Self.latencyBody) }
             await simulator.setLatency(route: body.route ?? "", milliseconds: body.ms)
+            return HTTPSupport.json(200, Self.ok)
+        }
+        routes.on("/_sim/hold", methods: [.post], " " + Self.holdBody) { request, _ in
+            struct Body: Decodable { var route: String }
+            guard let body: Body = try await Self.decode(request) else { return Self.expected(Self.holdBody) }
+            await simulator.hold(route: body.route)
+            return HTTPSupport.json(200, Self.ok)
+        }
+        routes.on("/_sim/hold", methods: [.delete], " ?route=/path (none: every hold)") { request, _ in
+            await simulator.release(route: QueryItems(request.uri.query)["route"])
             return HTTPSupport.json(200, Self.ok)
         }
         routes.on("/_sim/events", methods: [.post], " " + Self.eventsBody) { request, _ in

@@ -1,15 +1,10 @@
 import Hummingbird
 import Synchronization
 
-/// Delays the response head by the latency set for the request's path (`POST /_sim/latency`;
-/// the longest matching route prefix wins).
-///
-/// A waiting request follows later changes: lowering or removing the latency releases it (a test
-/// can hold one route with a long latency, look at the client meanwhile, then let it go).
-///
-/// A client that gives up while its request waits is not noticed here: the server allows
-/// half-closed connections, so a client's close is only seen when a response is written
-/// (`/_sim/drip` is the route for watching a client cancel).
+/// Delays the response head by the latency set for the request's path when it arrives
+/// (`POST /_sim/latency`; the longest matching route prefix wins), then keeps it while a hold
+/// covers the path (`POST /_sim/hold`, until `DELETE /_sim/hold`, 120 s at most): a test can
+/// hold one request, look at the client meanwhile, then let it go.
 struct LatencyMiddleware: RouterMiddleware {
     let simulator: Simulator
 
@@ -18,12 +13,13 @@ struct LatencyMiddleware: RouterMiddleware {
         next: (Request, SimRequestContext) async throws -> Response
     ) async throws -> Response {
         let path = request.uri.path
-        let start = ContinuousClock.now
-        while true {
-            let delay = simulator.state.withLock { $0.latency(for: path) }
-            let remaining = start + .milliseconds(delay) - .now
-            guard remaining > .zero else { break }
-            try await Task.sleep(for: min(remaining, .milliseconds(20)))
+        let delay = simulator.state.withLock { $0.latency(for: path) }
+        if delay > 0 {
+            try await Task.sleep(for: .milliseconds(delay))
+        }
+        let deadline = ContinuousClock.now + .seconds(120)
+        while simulator.state.withLock({ $0.isHeld(path) }), ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))
         }
         return try await next(request, context)
     }
