@@ -8,9 +8,9 @@ import Freshet
 extension APIClient {
     /// A publisher that sends `endpoints` with at most `maxConcurrent` in flight and delivers each
     /// result as it completes (completion order), then finishes: the Combine face of
-    /// ``Freshet/APIClient/fanOut(_:maxConcurrent:)``.
+    /// `APIClient.fanOut(_:maxConcurrent:)`.
     ///
-    /// One failing request never ends the stream: its ``Freshet/FanOutResult`` carries the error.
+    /// One failing request never ends the stream: its `FanOutResult` carries the error.
     /// The bound is `flatMap(maxPublishers:)`'s, so a request starts only when one of the
     /// `maxConcurrent` before it has finished. Cancelling the subscription cancels the requests in
     /// flight and starts no new ones.

@@ -59,7 +59,7 @@ extension BlogSearchResult {
 }
 
 extension RankedStory {
-    /// The story as the apps print it with `--json` (``HNItem/decodedForJSON``).
+    /// The story as the apps print it with `--json` (`HNItem.decodedForJSON`).
     public var decodedForJSON: RankedStory { RankedStory(rank: rank, item: item.decodedForJSON) }
 }
 
