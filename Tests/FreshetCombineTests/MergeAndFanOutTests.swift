@@ -103,13 +103,17 @@ struct MergeAndFanOutTests {
             let ids = try await topIDs(client, count: 4)
             let subscriber = PacedSubscriber<Item>()
             Publishers.MergeMany(ids.map { client.publisher(for: item($0)) }).subscribe(subscriber)
-            #expect(await eventually { subscriber.count == 1 })
+            // Each `eventually` result goes into a `let` before `#expect` (see `eventually`'s note).
+            let first = await eventually { subscriber.count == 1 }
+            #expect(first)
             // All four responses are in (the merge asked each upstream at once), but only one was asked for.
-            #expect(try await eventually { try await SimControl(sim).stats().requests == 5 })
+            let answered = try await eventually { try await SimControl(sim).stats().requests == 5 }
+            #expect(answered)
             #expect(subscriber.count == 1)
             for expected in 2...4 {
                 subscriber.requestOne()
-                #expect(await eventually { subscriber.count == expected })
+                let delivered = await eventually { subscriber.count == expected }
+                #expect(delivered)
             }
             subscriber.requestOne()
             for await _ in subscriber.done {}
@@ -127,7 +131,8 @@ struct MergeAndFanOutTests {
             let dripping = client.publisher(for: drip(0))
             let missing = client.publisher(for: Endpoint<Data>.get("users", "no-such-user-x"))
             let recorder = Recorder(dripping.merge(with: missing).eraseToAnyPublisher())
-            #expect(try await eventually { try await control.log().contains { $0.path.hasPrefix("/_sim/drip") } })
+            let started = try await eventually { try await control.log().contains { $0.path.hasPrefix("/_sim/drip") } }
+            #expect(started, "the drip is under way")
             try await control.release(route: "/users/no-such-user-x")
             await recorder.waitForCompletion()
             guard case .failure(.httpStatus(404, _, _)) = recorder.completion else {
@@ -168,7 +173,8 @@ struct MergeAndFanOutTests {
             let control = SimControl(sim)
             let recorder = Recorder(client.fanOutPublisher((0..<40).map(drip), maxConcurrent: 4)
                 .setFailureType(to: APIError.self).eraseToAnyPublisher())
-            #expect(try await eventually { try await control.log().count == 4 }, "four bodies dripping")
+            let dripping = try await eventually { try await control.log().count == 4 }
+            #expect(dripping, "four bodies dripping")
             recorder.cancellable?.cancel()
             let stopped = try await eventually {
                 let log = try await control.log()

@@ -25,6 +25,12 @@ public func withSimClient<T: Sendable>(
 
 /// Waits until `condition` holds, checking every 20 ms, for at most `seconds`.
 /// Returns whether it held: tests `#expect` the result, so a condition that never holds fails.
+///
+/// Keep the result in a `let` and `#expect` that, rather than writing `#expect(try await
+/// eventually { … })`: inside a closure (`withSimClient { … }`), a closure written in a `#expect`
+/// argument followed by a plain closure of the same type makes Swift 6.3.1 emit one body for
+/// both, so the second call silently runs the first condition (found on 2026-11-24: a cancel test
+/// passed with the cancel removed). Two closures both inside `#expect` were not affected.
 public func eventually(
     within seconds: Double = 10, _ condition: @Sendable () async throws -> Bool
 ) async rethrows -> Bool {
