@@ -119,9 +119,8 @@ func fail(_ failure: Failure) -> ExitCode {
 /// throws in `ClientError`; Freshet's own error is its `underlyingError`.
 func explain(_ error: any Error, subject: String) -> String {
     switch APIError.wrapping((error as? ClientError)?.underlyingError ?? error, url: nil) {
-    case .rateLimited(let resetAt, let message, _):
+    case .rateLimited(let resetAt, _, _):
         var text = "GitHub's rate limit is spent"
-        if let message, !message.isEmpty { text += " (\(message.prefix(120)))" }
         if let resetAt {
             text += "; it resets at \(resetAt.formatted(.iso8601)) (in \(max(0, Int(resetAt.timeIntervalSinceNow.rounded(.up)))) s)"
         }
