@@ -219,8 +219,6 @@ public final class HTTP1ConnectionPool: Sendable {
             if state.hosts[key]?.waiters.isEmpty == false {
                 return state.hosts[key]!.waiters.removeFirst()
             }
-            // Parked before anyone can take it, so the handler is idle before a new exchange begins.
-            connection.park()
             let timer = connection.channel.eventLoop.scheduleTask(in: idleTimeout) { [self] in expire(connection) }
             state.hosts[key, default: Host()].idle.append(IdleEntry(connection: connection, timer: timer))
             return nil
