@@ -20,6 +20,10 @@ final class HTTP1Connection: Sendable {
     private let requestWrittenFlag = Atomic<Bool>(false)
     /// The head deadline of the current exchange, until its final head arrives.
     private let headTimer = Mutex<Scheduled<Void>?>(nil)
+    /// Set once the inbound stream can give nothing more: it ended or failed, or a read from it
+    /// was cancelled (which ends it for good). The channel is being closed then, but may still
+    /// look active for a moment: the pool goes by this flag too.
+    private let deadFlag = Atomic<Bool>(false)
     /// The pool the connection goes back to (a cycle while it is parked there, broken when it closes).
     let pool: HTTP1ConnectionPool?
 
@@ -53,7 +57,14 @@ final class HTTP1Connection: Sendable {
     /// The current request's end has been written to the socket.
     var requestWritten: Bool { requestWrittenFlag.load(ordering: .relaxed) }
 
-    var isActive: Bool { channel.isActive }
+    /// The connection may carry another exchange: open, and its inbound stream not ended.
+    var isReusable: Bool { !deadFlag.load(ordering: .acquiring) && channel.isActive }
+
+    /// The inbound stream can give nothing more: the connection is closed and never reused.
+    private func markDead() {
+        deadFlag.store(true, ordering: .releasing)
+        close()
+    }
 
     func close() {
         channel.close(promise: nil)
@@ -164,12 +175,22 @@ final class HTTP1Connection: Sendable {
         let timer = readTimeout.map { channel.eventLoop.scheduleTask(in: $0) { [self] in timeOut() } }
         defer { timer?.cancel() }
         let reader = self.reader
-        let part = try await withTaskCancellationHandler {
-            try await reader.next()
-        } onCancel: {
-            self.close()
+        let part: HTTPClientResponsePart?
+        do {
+            part = try await withTaskCancellationHandler {
+                try await reader.next()
+            } onCancel: {
+                // A cancelled read ends the stream for good, even when it returns a part.
+                self.markDead()
+            }
+        } catch {
+            markDead()
+            throw error
         }
-        guard let part else { throw ConnectionClosed() }
+        guard let part else {
+            markDead()
+            throw ConnectionClosed()
+        }
         return part
     }
 
@@ -190,7 +211,7 @@ final class HTTP1Connection: Sendable {
             channel.writeAndFlush(parts[parts.count - 1], promise: written)
             try await written.futureResult.get()
         } onCancel: {
-            channel.close(promise: nil)
+            self.markDead()
         }
     }
 }
