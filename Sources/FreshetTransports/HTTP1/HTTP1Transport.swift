@@ -32,8 +32,14 @@ import OpenAPIRuntime
 // - the head deadline and the read timeout are timers scheduled on the channel's event loop
 //   around each read; on expiry they mark the connection timed out and close it, which ends the
 //   pending read (the failure is then `timedOut`); cancelling the reading task closes it too;
-// - nothing reads the stream between exchanges (cancelling a pending read would end the stream
-//   for good).
+// - nothing reads the stream between exchanges: a read from it in a cancelled task ends it for
+//   good (NIO then stops reading the socket), so no task waits on a parked connection. The
+//   channel goes on reading meanwhile (the stream's buffer is empty), which is how an origin's
+//   close of an idle connection is noticed: the channel closes and the pool drops it;
+// - a connection is reused only while its stream can still give parts: a read that returns the
+//   stream's end, throws, or is cancelled marks the connection dead (and closes it), and the pool
+//   checks that flag as well as the channel (which may look active for a moment after a close
+//   was asked for).
 // Request parts are written with `channel.writeAndFlush`, not the async channel's outbound writer:
 // the writer hands parts to the channel without a promise, and the exchange needs to know when
 // the request's end was written to the socket (so that a response completing before the upload
