@@ -140,7 +140,8 @@ struct HTTP1TransportTests {
         #expect(pool.openConnections == 1, "parked")
         origin.openGate()
         // The close is noticed while the connection is parked: it leaves the pool.
-        #expect(await eventually { pool.openConnections == 0 }, "the closed connection left the pool")
+        let dropped = await eventually { pool.openConnections == 0 }
+        #expect(dropped, "the closed connection left the pool")
         // A POST is never sent twice: it succeeds only if the closed connection is not handed out.
         #expect(try await Self.exchange(transport, origin, .post, body: HTTPBody("x")).1 == "two")
         #expect(origin.received.map(\.method) == ["GET", "POST"])
@@ -177,7 +178,8 @@ struct HTTP1TransportTests {
         #expect(pool.openConnections == 1)
         origin.openGate()
         // The 408 arrives on the parked connection, which is closed for it.
-        #expect(await eventually(within: 5) { pool.openConnections == 0 }, "the connection that got a 408 while idle was closed")
+        let closed = await eventually(within: 5) { pool.openConnections == 0 }
+        #expect(closed, "the connection that got a 408 while idle was closed")
         let (response, body) = try await Self.exchange(transport, origin)
         #expect(response.status.code == 200, "not the 408 left on the idle connection")
         #expect(body == "two")
@@ -324,8 +326,8 @@ struct HTTP1TransportTests {
         let task = Task { try await Self.exchange(transport, origin, path: "/second") }
         // Waits for this request by its path: the first one may never have left (under load its
         // 200 ms can pass while connecting, and then the deadline closes the connection first).
-        #expect(await eventually { origin.received.contains { $0.requestLine == "GET /second HTTP/1.1" } },
-                "the request reached the origin")
+        let arrived = await eventually { origin.received.contains { $0.requestLine == "GET /second HTTP/1.1" } }
+        #expect(arrived, "the request reached the origin")
         task.cancel()
         let cancelledFailure = await #expect(throws: TransportFailure.self) {
             _ = try await task.value
