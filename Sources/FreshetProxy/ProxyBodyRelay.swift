@@ -1,5 +1,6 @@
 import AsyncAlgorithms
 import OpenAPIRuntime
+import Synchronization
 
 /// Reads a client's request body in a task the proxy owns and hands it on as an `HTTPBody` the
 /// transport sends to the origin.
@@ -11,8 +12,18 @@ import OpenAPIRuntime
 /// connection instead of failing it (as nginx does with the request bodies it buffers).
 ///
 /// The server's body stream has exactly one reader, whose end the proxy controls: after the
-/// answer, ``finish()`` stops the reading (when the origin answered without reading everything)
-/// and waits for it, so the server may go on with the connection.
+/// answer, ``finish()`` stops handing the body on (when the origin answered without reading
+/// everything) and waits until the reader has read the body to its end, so the server may go on
+/// with the connection.
+///
+/// The reading task is never cancelled. The server's body stream is its connection's inbound
+/// `NIOAsyncChannel` stream: a read from it in a cancelled task ends that stream for good, the
+/// request parts already received after it (the client's next request on the kept-alive
+/// connection) are dropped, and the server closes the connection once the answer is written. A
+/// client that had sent its next request saw the connection drop without an answer (the
+/// conformance suite's "fetch failed" after a `POST` the origin answered before reading its
+/// body). Reading the rest of the body instead is what the server does itself when a handler
+/// leaves it unread.
 final class ProxyBodyRelay: Sendable {
     /// The largest body read whole so that the request can be sent again: 64 KiB.
     static let replayableLimit = 64 * 1024
@@ -34,21 +45,21 @@ final class ProxyBodyRelay: Sendable {
             let whole = Task<[UInt8], any Error> {
                 var bytes: [UInt8] = []
                 bytes.reserveCapacity(length)
-                for try await chunk in source {
-                    try Task.checkCancellation()
-                    bytes += chunk
-                }
+                for try await chunk in source { bytes += chunk }
                 return bytes
             }
-            stopReading = { whole.cancel(); _ = try? await whole.value }
+            // Not cancelled (see above): the body is small and read to its end anyway.
+            stopReading = { _ = try? await whole.value }
             body = HTTPBody(WholeBody(bytes: whole), length: .known(Int64(length)), iterationBehavior: .multiple)
             return
         }
         let channel = AsyncThrowingChannel<ArraySlice<UInt8>, any Error>()
+        let stopped = Atomic<Bool>(false)
         let pump = Task {
             do {
                 for try await chunk in source {
-                    try Task.checkCancellation()
+                    // After the answer nobody takes the body: the rest is read and dropped.
+                    if stopped.load(ordering: .acquiring) { continue }
                     await channel.send(chunk)
                 }
                 channel.finish()
@@ -56,11 +67,17 @@ final class ProxyBodyRelay: Sendable {
                 channel.fail(error)
             }
         }
-        stopReading = { pump.cancel(); await pump.value }
+        stopReading = {
+            stopped.store(true, ordering: .releasing)
+            // Ends the transport's side, and resumes a `send` that nobody will take.
+            channel.finish()
+            await pump.value
+        }
         body = HTTPBody(channel, length: length.map { .known(Int64($0)) } ?? .unknown, iterationBehavior: .single)
     }
 
-    /// Stops reading the client's body if that is still going on, and waits until it has stopped.
+    /// Stops handing the client's body on, and waits until it has been read to its end (or the
+    /// connection failed).
     func finish() async {
         await stopReading()
     }

@@ -46,6 +46,7 @@ public final class RawOrigin: Sendable {
     private let listener: Int32
     private let state = Mutex<(received: [Received], responses: [String], stopped: Bool, connections: Int)>(([], [], false, 0))
     private let keepAlive: Bool
+    private let answersBeforeBody: Bool
     private let gateSemaphore = DispatchSemaphore(value: 0)
 
     /// In a scripted answer: send what comes before, then wait (at most 10 s) for ``openGate()``.
@@ -57,9 +58,12 @@ public final class RawOrigin: Sendable {
     /// Listens on an ephemeral loopback port. `responses` are the raw answers (status line,
     /// headers, blank line, body), used in order; the last one repeats. With `keepAlive`, a
     /// connection stays open after an answer for the next request (until the client closes it,
-    /// 10 s pass without one, or ``stop()``).
-    public init(responses: [String], keepAlive: Bool = false) throws {
+    /// 10 s pass without one, or ``stop()``). With `answersBeforeBody`, each request is answered
+    /// as soon as its head has arrived, without waiting for its body (recorded empty), and the
+    /// connection is closed after the answer.
+    public init(responses: [String], keepAlive: Bool = false, answersBeforeBody: Bool = false) throws {
         self.keepAlive = keepAlive
+        self.answersBeforeBody = answersBeforeBody
         struct SocketError: Error, CustomStringConvertible { var description: String }
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw SocketError(description: "socket() failed: errno \(errno)") }
@@ -160,7 +164,9 @@ public final class RawOrigin: Sendable {
             let requestLine = lines.removeFirst()
             var request = Received(requestLine: requestLine, headerLines: lines, body: Data(), connection: number)
             buffer = Data(buffer[headEnd.upperBound...])
-            if request.values("Transfer-Encoding").contains(where: { $0.lowercased().contains("chunked") }) {
+            if answersBeforeBody {
+                // The body (if any) is neither awaited nor read.
+            } else if request.values("Transfer-Encoding").contains(where: { $0.lowercased().contains("chunked") }) {
                 // size CRLF data CRLF … 0 CRLF CRLF (no trailers)
                 while true {
                     while buffer.range(of: Data("\r\n".utf8)) == nil { guard readMore() else { return } }
@@ -198,6 +204,6 @@ public final class RawOrigin: Sendable {
             } else {
                 guard write(response[...]) else { return }
             }
-        } while keepAlive && !stopped()
+        } while keepAlive && !answersBeforeBody && !stopped()
     }
 }

@@ -128,6 +128,65 @@ struct HTTP1TransportTests {
         #expect(await eventually { pool.openConnections == 1 }, "the closed connection left the pool")
     }
 
+    @Test("An idle keep-alive connection the origin closed is not reused: the next request, a POST, goes on a new connection")
+    func idleCloseNotReused() async throws {
+        // After its answer the origin waits, then closes the connection without having said so.
+        let origin = try RawOrigin(responses: [Self.answer(body: "one") + RawOrigin.gate, Self.answer(body: "two")])
+        defer { origin.stop() }
+        let pool = HTTP1ConnectionPool()
+        defer { pool.closeIdleConnections() }
+        let transport = HTTP1Transport(pool: pool)
+        #expect(try await Self.exchange(transport, origin).1 == "one")
+        #expect(pool.openConnections == 1, "parked")
+        origin.openGate()
+        // The close is noticed while the connection is parked: it leaves the pool.
+        let dropped = await eventually { pool.openConnections == 0 }
+        #expect(dropped, "the closed connection left the pool")
+        // A POST is never sent twice: it succeeds only if the closed connection is not handed out.
+        #expect(try await Self.exchange(transport, origin, .post, body: HTTPBody("x")).1 == "two")
+        #expect(origin.received.map(\.method) == ["GET", "POST"])
+        #expect(origin.connections == 2)
+    }
+
+    @Test("An origin closing a kept-alive connection right after its answer: the next GET succeeds at once, on a second connection")
+    func closeRightAfterAnswer() async throws {
+        let origin = try RawOrigin(responses: [Self.answer(body: "one"), Self.answer(body: "two")])
+        defer { origin.stop() }
+        let pool = HTTP1ConnectionPool()
+        defer { pool.closeIdleConnections() }
+        let transport = HTTP1Transport(pool: pool)
+        #expect(try await Self.exchange(transport, origin).1 == "one")
+        // No wait: either the close was noticed first (a new connection), or the GET went on the
+        // closed connection and is sent again on a new one. Both end the same way.
+        #expect(try await Self.exchange(transport, origin).1 == "two")
+        #expect(origin.received.map(\.connection) == [0, 1])
+        #expect(origin.connections == 2)
+    }
+
+    @Test("A 408 on an idle keep-alive connection closes it; the next request is not answered by it")
+    func requestTimeoutOnIdle() async throws {
+        // After its answer the origin waits, then sends a 408 on the idle connection and keeps it
+        // open, as a server announcing its idle timeout might.
+        let timeout = "HTTP/1.1 408 Request Timeout\r\nContent-Length: 0\r\n\r\n"
+        let origin = try RawOrigin(responses: [Self.answer(body: "one") + RawOrigin.gate + timeout, Self.answer(body: "two")],
+                                   keepAlive: true)
+        defer { origin.stop() }
+        let pool = HTTP1ConnectionPool()
+        defer { pool.closeIdleConnections() }
+        let transport = HTTP1Transport(pool: pool)
+        #expect(try await Self.exchange(transport, origin).1 == "one")
+        #expect(pool.openConnections == 1)
+        origin.openGate()
+        // The 408 arrives on the parked connection, which is closed for it.
+        let closed = await eventually(within: 5) { pool.openConnections == 0 }
+        #expect(closed, "the connection that got a 408 while idle was closed")
+        let (response, body) = try await Self.exchange(transport, origin)
+        #expect(response.status.code == 200, "not the 408 left on the idle connection")
+        #expect(body == "two")
+        #expect(origin.received.map(\.connection) == [0, 1])
+        #expect(origin.connections == 2)
+    }
+
     @Test("A reused connection the origin closed before answering: a bodiless GET goes again on a new one, a POST fails")
     func staleConnection() async throws {
         let origin = try RawOrigin(responses: [Self.answer(body: "one"), "", Self.answer(body: "again"), "", ""], keepAlive: true)
@@ -264,8 +323,11 @@ struct HTTP1TransportTests {
         #expect(timedOutFailure?.kind == .timedOut, "\(String(describing: timedOutFailure))")
 
         let transport = HTTP1Transport(headTimeout: .seconds(30), pool: pool)
-        let task = Task { try await Self.exchange(transport, origin) }
-        #expect(await eventually { origin.received.count == 2 }, "the request reached the origin")
+        let task = Task { try await Self.exchange(transport, origin, path: "/second") }
+        // Waits for this request by its path: the first one may never have left (under load its
+        // 200 ms can pass while connecting, and then the deadline closes the connection first).
+        let arrived = await eventually { origin.received.contains { $0.requestLine == "GET /second HTTP/1.1" } }
+        #expect(arrived, "the request reached the origin")
         task.cancel()
         let cancelledFailure = await #expect(throws: TransportFailure.self) {
             _ = try await task.value

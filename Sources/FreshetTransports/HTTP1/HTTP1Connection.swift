@@ -8,29 +8,63 @@ import NIOSSL
 import OpenAPIRuntime
 import Synchronization
 
-/// One HTTP/1.1 connection: the channel, and its handler on the channel's event loop.
+/// One HTTP/1.1 connection: the channel, its response parts read through `NIOAsyncChannel`'s
+/// inbound stream, its request parts written straight to the channel.
 final class HTTP1Connection: Sendable {
     let key: HTTP1ConnectionPool.Key
     let channel: any Channel
-    private let handler: NIOLoopBound<HTTP1ConnectionHandler>
+    private let reader: ResponseReader
     /// Set when a deadline closed the connection.
-    let flag: TimedOutFlag
+    private let timedOutFlag = Atomic<Bool>(false)
+    /// Set when the current request's end has been written to the socket.
+    private let requestWrittenFlag = Atomic<Bool>(false)
+    /// The head deadline of the current exchange, until its final head arrives.
+    private let headTimer = Mutex<Scheduled<Void>?>(nil)
+    /// Set once the inbound stream can give nothing more: it ended or failed, or a read from it
+    /// was cancelled (which ends it for good). The channel is being closed then, but may still
+    /// look active for a moment: the pool goes by this flag too.
+    private let deadFlag = Atomic<Bool>(false)
     /// The pool the connection goes back to (a cycle while it is parked there, broken when it closes).
     let pool: HTTP1ConnectionPool?
 
-    private init(key: HTTP1ConnectionPool.Key, channel: any Channel, handler: NIOLoopBound<HTTP1ConnectionHandler>,
-                 flag: TimedOutFlag, pool: HTTP1ConnectionPool?) {
+    private init(key: HTTP1ConnectionPool.Key, channel: any Channel,
+                 inbound: NIOAsyncChannelInboundStream<HTTPClientResponsePart>, pool: HTTP1ConnectionPool?) {
         self.key = key
         self.channel = channel
-        self.handler = handler
-        self.flag = flag
+        self.reader = ResponseReader(inbound.makeAsyncIterator())
         self.pool = pool
     }
 
-    /// A deadline closed the connection.
-    var timedOut: Bool { flag.load() }
+    /// The inbound stream of `asyncChannel`. The stream is only handed out within
+    /// `executeThenClose`'s scope, which a task holds until the channel closes (the pool, a
+    /// failure or a deadline closes it).
+    private static func inbound(of asyncChannel: NIOAsyncChannel<HTTPClientResponsePart, Never>) async
+        -> NIOAsyncChannelInboundStream<HTTPClientResponsePart>
+    {
+        await withCheckedContinuation { continuation in
+            Task {
+                try? await asyncChannel.executeThenClose { inbound in
+                    continuation.resume(returning: inbound)
+                    try await asyncChannel.channel.closeFuture.get()
+                }
+            }
+        }
+    }
 
-    var isActive: Bool { channel.isActive }
+    /// A deadline closed the connection.
+    var timedOut: Bool { timedOutFlag.load(ordering: .relaxed) }
+
+    /// The current request's end has been written to the socket.
+    var requestWritten: Bool { requestWrittenFlag.load(ordering: .relaxed) }
+
+    /// The connection may carry another exchange: open, and its inbound stream not ended.
+    var isReusable: Bool { !deadFlag.load(ordering: .acquiring) && channel.isActive }
+
+    /// The inbound stream can give nothing more: the connection is closed and never reused.
+    private func markDead() {
+        deadFlag.store(true, ordering: .releasing)
+        close()
+    }
 
     func close() {
         channel.close(promise: nil)
@@ -39,17 +73,19 @@ final class HTTP1Connection: Sendable {
     static func connect(_ key: HTTP1ConnectionPool.Key, tls: NIOSSLContext?, group: any EventLoopGroup,
                         timeout: TimeAmount, pool: HTTP1ConnectionPool? = nil) async throws -> HTTP1Connection {
         let serverName: String? = key.host.isIPAddress ? nil : key.host
-        let flag = TimedOutFlag()
-        // The handler comes out of the initializer: looked up afterwards, it may already be gone
-        // with a connection the origin (or a failed TLS handshake) closed at once.
-        let (channel, handler) = try await ClientBootstrap(group: group)
+        // The handshake's future comes out of the initializer: looked up afterwards, its handler
+        // may already be gone with a connection the origin (or a failed handshake) closed at once.
+        let (asyncChannel, opened) = try await ClientBootstrap(group: group)
             .connectTimeout(timeout)
-            .channelOption(ChannelOptions.autoRead, value: false)
             .connect(host: key.host, port: key.port) { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let sync = channel.pipeline.syncOperations
+                    var opened: EventLoopFuture<Void>?
                     if let tls {
                         try sync.addHandler(NIOSSLClientHandler(context: tls, serverHostname: serverName))
+                        let handshake = HTTP1HandshakeHandler(timeout: timeout)
+                        try sync.addHandler(handshake)
+                        opened = handshake.opened
                     }
                     let encoder = HTTPRequestEncoder(configuration: {
                         var configuration = HTTPRequestEncoder.Configuration()
@@ -58,44 +94,40 @@ final class HTTP1Connection: Sendable {
                     }())
                     let decoder = ByteToMessageHandler(
                         HTTPResponseDecoder(leftOverBytesStrategy: .dropBytes, informationalResponseStrategy: .forward))
-                    let handler = HTTP1ConnectionHandler(tls: tls != nil, flag: flag)
-                    try sync.addHandlers([encoder, decoder, NIOHTTPRequestHeadersValidator(), handler])
-                    return (channel, NIOLoopBound(handler, eventLoop: channel.eventLoop))
+                    try sync.addHandlers([encoder, decoder, NIOHTTPRequestHeadersValidator(), HTTP1IdleGuard()])
+                    // Read-ahead stays bounded: no socket read while two parts or more are unread;
+                    // reading resumes once the reader has taken them all.
+                    let asyncChannel = try NIOAsyncChannel<HTTPClientResponsePart, Never>(
+                        wrappingChannelSynchronously: channel,
+                        configuration: .init(backPressureStrategy: .init(lowWatermark: 1, highWatermark: 2)))
+                    return (asyncChannel, opened)
                 }
             }
+        let channel = asyncChannel.channel
         do {
-            let handshakeTimeout = tls != nil ? timeout : nil
-            try await channel.eventLoop.flatSubmit { handler.value.opened(handshakeTimeout: handshakeTimeout) }.get()
-            return HTTP1Connection(key: key, channel: channel, handler: handler, flag: flag, pool: pool)
+            if let opened {
+                // A TLS handshake that fails (a certificate not trusted, …) or times out throws here.
+                try await opened.get()
+            } else if !channel.isActive {
+                throw ConnectionClosed()
+            }
+            return HTTP1Connection(key: key, channel: channel, inbound: await inbound(of: asyncChannel), pool: pool)
         } catch is ConnectionClosed {
             // The origin closed the connection as it opened, without an error: nothing was sent.
             channel.close(promise: nil)
             throw TransportFailure(.unreachable, reason: "the connection closed as soon as it opened")
         } catch {
-            // A TLS handshake that failed (a certificate not trusted, …) or timed out.
             channel.close(promise: nil)
             throw error
         }
-    }
-
-    /// Parks the connection in the pool: any byte or close from the origin now closes it.
-    func park() {
-        let handler = self.handler
-        channel.eventLoop.execute { handler.value.park() }
     }
 
     /// Runs one exchange: sends the request, relays interim heads, and returns the final head
     /// with the body streaming from this connection. Failures are thrown as ``StaleConnection``.
     func exchange(_ plan: ExchangePlan) async throws -> (HTTPResponse, HTTPBody?) {
         let exchange = HTTP1Exchange(connection: self, closeAfter: plan.closeAfter, readTimeout: plan.readTimeout)
-        let handler = self.handler
-        let loop = channel.eventLoop
         do {
-            try await withTaskCancellationHandler {
-                try await loop.flatSubmit { handler.value.begin(plan.head, deadline: plan.deadline, noBody: plan.body == nil) }.get()
-            } onCancel: {
-                self.close()
-            }
+            try await begin(plan.head, deadline: plan.deadline, noBody: plan.body == nil)
             if let body = plan.body {
                 exchange.startUpload(body, length: body.length)
             } else {
@@ -103,6 +135,7 @@ final class HTTP1Connection: Sendable {
             }
             return try await exchange.readHead(isHead: plan.isHead, interim: plan.interim)
         } catch {
+            headReceived()
             exchange.abort()
             let timedOut = self.timedOut
             throw StaleConnection(underlying: error, timedOut: timedOut,
@@ -111,50 +144,90 @@ final class HTTP1Connection: Sendable {
         }
     }
 
-    /// The response parts received since the last call (at least one), waiting for them.
-    /// `readTimeout`: how long the origin may stay silent meanwhile (`nil`: the head deadline applies).
-    func nextParts(readTimeout: TimeAmount?) async throws -> Parts {
-        let handler = self.handler
-        let loop = channel.eventLoop
-        return try await withTaskCancellationHandler {
-            try await loop.flatSubmit { handler.value.next(readTimeout: readTimeout) }.get()
-        } onCancel: {
-            self.close()
+    /// Arms the head deadline and writes the request head (and its end when there is no body).
+    private func begin(_ head: HTTPRequestHead, deadline: NIODeadline, noBody: Bool) async throws {
+        timedOutFlag.store(false, ordering: .relaxed)
+        requestWrittenFlag.store(false, ordering: .relaxed)
+        let timer = channel.eventLoop.scheduleTask(deadline: deadline) { [self] in timeOut() }
+        headTimer.withLock { $0 = timer }
+        try await write(noBody ? [.head(head), .end(nil)] : [.head(head)])
+    }
+
+    /// The final head arrived (or the exchange failed): the head deadline no longer applies.
+    func headReceived() {
+        headTimer.withLock { timer in
+            timer?.cancel()
+            timer = nil
         }
     }
 
-    /// The final head arrived: the head deadline no longer applies.
-    func headReceived() {
-        let handler = self.handler
-        channel.eventLoop.execute { handler.value.headReceived() }
+    /// A deadline passed: closing the channel ends the pending read.
+    private func timeOut() {
+        timedOutFlag.store(true, ordering: .relaxed)
+        close()
     }
 
-    /// Writes parts of the request body in one flush, waiting until they are written.
+    /// The next response part. `readTimeout`: how long the origin may stay silent meanwhile
+    /// (`nil`: the head deadline applies). Parts that arrived before the connection closed are
+    /// still delivered; then the read fails with the error that ended the connection, or with
+    /// `ConnectionClosed`.
+    func nextPart(readTimeout: TimeAmount?) async throws -> HTTPClientResponsePart {
+        let timer = readTimeout.map { channel.eventLoop.scheduleTask(in: $0) { [self] in timeOut() } }
+        defer { timer?.cancel() }
+        let reader = self.reader
+        let part: HTTPClientResponsePart?
+        do {
+            part = try await withTaskCancellationHandler {
+                try await reader.next()
+            } onCancel: {
+                // A cancelled read ends the stream for good, even when it returns a part.
+                self.markDead()
+            }
+        } catch {
+            markDead()
+            throw error
+        }
+        guard let part else {
+            markDead()
+            throw ConnectionClosed()
+        }
+        return part
+    }
+
+    /// Writes parts of the request in one flush, waiting until they are written to the socket;
+    /// a request's end, once written, is noted in ``requestWritten``.
     func write(_ parts: [HTTPClientRequestPart]) async throws {
         let channel = self.channel
         try await withTaskCancellationHandler {
             for part in parts.dropLast() { channel.write(part, promise: nil) }
-            try await channel.writeAndFlush(parts[parts.count - 1]).get()
+            let written = channel.eventLoop.makePromise(of: Void.self)
+            if case .end = parts[parts.count - 1] {
+                // Noted on the event loop as the write completes (the callback is registered
+                // before the write is issued), so before any response part read after it: a
+                // response ending right after the request can then release the connection. (The
+                // last body bytes of a request go out together with its end.)
+                written.futureResult.whenSuccess { [self] in requestWrittenFlag.store(true, ordering: .relaxed) }
+            }
+            channel.writeAndFlush(parts[parts.count - 1], promise: written)
+            try await written.futureResult.get()
         } onCancel: {
-            channel.close(promise: nil)
+            self.markDead()
         }
     }
 }
 
-/// Response parts handed from the event loop to the exchange.
-struct Parts: Sendable {
-    /// At least one part.
-    var parts: [HTTPClientResponsePart]
-    /// Whether the request's end had been written to the socket by then.
-    var requestWritten: Bool
-}
+/// The inbound stream's iterator, read by one exchange at a time (the pool hands a connection to
+/// one exchange, which reads its parts in order).
+private final class ResponseReader: @unchecked Sendable {
+    private var iterator: NIOAsyncChannelInboundStream<HTTPClientResponsePart>.AsyncIterator
 
-/// Set on the event loop when a deadline closed the connection; read anywhere.
-final class TimedOutFlag: Sendable {
-    private let flag = Atomic<Bool>(false)
-    func load() -> Bool { flag.load(ordering: .relaxed) }
-    func set() { flag.store(true, ordering: .relaxed) }
-    func reset() { flag.store(false, ordering: .relaxed) }
+    init(_ iterator: NIOAsyncChannelInboundStream<HTTPClientResponsePart>.AsyncIterator) {
+        self.iterator = iterator
+    }
+
+    func next() async throws -> HTTPClientResponsePart? {
+        try await iterator.next()
+    }
 }
 
 extension String {

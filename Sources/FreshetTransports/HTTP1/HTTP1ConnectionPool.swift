@@ -132,8 +132,8 @@ public final class HTTP1ConnectionPool: Sendable {
             if !fresh {
                 while let entry = host.idle.popLast() {
                     if let timer = entry.timer { expired.append(timer) }
-                    if entry.connection.isActive { return .reuse(entry.connection) }
-                    // A closed one: its close callback frees its slot.
+                    if entry.connection.isReusable { return .reuse(entry.connection) }
+                    // A closed (or closing) one: its close callback frees its slot.
                 }
             }
             if host.open < configuration.maxConnectionsPerHost {
@@ -214,13 +214,11 @@ public final class HTTP1ConnectionPool: Sendable {
         let key = connection.key
         let idleTimeout = TimeAmount(configuration.idleTimeout)
         let waiter = state.withLock { state -> Waiter? in
-            guard connection.isActive else { return nil }
+            guard connection.isReusable else { return nil }
             // A connection that has just completed an exchange is not stale: any waiter may have it.
             if state.hosts[key]?.waiters.isEmpty == false {
                 return state.hosts[key]!.waiters.removeFirst()
             }
-            // Parked before anyone can take it, so the handler is idle before a new exchange begins.
-            connection.park()
             let timer = connection.channel.eventLoop.scheduleTask(in: idleTimeout) { [self] in expire(connection) }
             state.hosts[key, default: Host()].idle.append(IdleEntry(connection: connection, timer: timer))
             return nil
@@ -228,7 +226,7 @@ public final class HTTP1ConnectionPool: Sendable {
         if let waiter {
             waiter.timer?.cancel()
             waiter.continuation.resume(returning: .connection(connection))
-        } else if !connection.isActive {
+        } else if !connection.isReusable {
             connection.close()
         }
     }

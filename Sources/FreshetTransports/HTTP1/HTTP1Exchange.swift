@@ -30,9 +30,6 @@ final class HTTP1Exchange: Sendable {
         var reusable: Bool
         var settled = false
         var upload: Task<Void, Never>?
-        var pending: CircularBuffer<HTTPClientResponsePart> = CircularBuffer()
-        /// The request's end had been written when the last parts were read.
-        var requestWritten = false
         /// Some of the response (an interim head at least) has arrived.
         var receivedAny = false
     }
@@ -135,10 +132,11 @@ final class HTTP1Exchange: Sendable {
     }
 
     private func responseFinished() {
+        let requestWritten = connection.requestWritten
         let settle = state.withLock { state -> Bool? in
             state.responseDone = true
-            // The upload task may not have noted its end yet; it is written if the handler says so.
-            if state.requestWritten { state.uploadDone = true }
+            // The upload task may not have noted its end yet; it is written if the connection says so.
+            if requestWritten { state.uploadDone = true }
             // An origin that answered before reading the whole request body gets the connection closed.
             if !state.uploadDone { return Self.settle(&state, force: true) }
             return Self.settle(&state, force: false)
@@ -146,16 +144,11 @@ final class HTTP1Exchange: Sendable {
         apply(settle)
     }
 
-    /// The next response part, reading from the connection when none is pending.
+    /// The next response part, read from the connection.
     private func nextPart(readTimeout: TimeAmount?) async throws -> HTTPClientResponsePart {
-        if let part = state.withLock({ $0.pending.popFirst() }) { return part }
-        let next = try await connection.nextParts(readTimeout: readTimeout)
-        return state.withLock { state in
-            state.pending.append(contentsOf: next.parts.dropFirst())
-            state.requestWritten = next.requestWritten
-            state.receivedAny = true
-            return next.parts[0]
-        }
+        let part = try await connection.nextPart(readTimeout: readTimeout)
+        state.withLock { $0.receivedAny = true }
+        return part
     }
 
     /// Reads up to the final head, handing interim heads to `interim`.

@@ -12,37 +12,46 @@ import OpenAPIRuntime
 //                                 `.multiple`) on a stale keep-alive connection, failures
 //                                 through the transports' one classifier
 //   HTTP1ConnectionPool.swift     keep-alive connections per origin: limits, waiters, idle expiry
-//   HTTP1Connection.swift         one channel: connect (TCP, TLS), the pipeline, hops to the handler
+//   HTTP1Connection.swift         one channel: connect (TCP, TLS), the pipeline, reading response
+//                                 parts from its `NIOAsyncChannel`, writing request parts,
+//                                 the head deadline and the read timeout
 //   HTTP1Exchange.swift           one request/response: upload, interim heads, the final head, the
 //                                 body, and whether the connection goes back to the pool
-//   HTTP1ConnectionHandler.swift  the channel handler: reads on demand, deadlines, parking
+//   HTTP1Handlers.swift           the two small channel handlers the async channel cannot replace
 //   HTTP1Failures.swift           the errors an exchange ends with
 //
 // The wire format is NIO's HTTP/1 client codec (`HTTPRequestEncoder`, and `HTTPResponseDecoder`
 // with `informationalResponseStrategy: .forward`, which hands each 1xx head on as a `.head`
-// part, header lines in order and as spelled). The exchange is read through our own small
-// handler rather than `NIOAsyncChannel`, because the handler keeps what the async channel does
-// not give:
-// - reads on demand, at most one socket read ahead of the reader: `NIOAsyncChannel` needs
-//   auto-read and reads ahead until its high watermark (counted in parts, not bytes) whether or
-//   not anyone is reading;
-// - a parked (idle, pooled) connection that receives anything is closed at once: a server may
-//   send a `408` before closing an idle connection, and the async channel would buffer it, unseen,
-//   for the next exchange to take as its response;
-// - the request's end being written to the socket (not just queued), which lets a response that
-//   completes before the upload task notes its end still release the connection for reuse;
-// - the TLS handshake awaited within the connect timeout (a user event the async channel drops);
-// - the head deadline and the read timeout as timers armed and cancelled on the event loop with
-//   the read they guard; with the async channel each chunk would schedule and cancel a timer from
-//   outside the loop, or race a timeout task.
-// Keeping those beside an async channel would take a handler of nearly this size anyway, and two
-// ways of reading one connection. Tried on 2026-11-24 (reads through `NIOAsyncChannel` with
-// watermarks 1 and 2, two small handlers for the TLS handshake and the idle guard, writes with
-// `writeAndFlush` because the async writer gives no write promise, `executeThenClose` held open by
-// a task per connection because `inbound` is deprecated): the unit and proxy tests passed, but the
-// HTTP caching conformance suite through the proxy changed results in 3 of 14 runs (a client
-// connection dropped on a revalidation after a pause; cause not found) against 0 of 12 with this
-// handler, so it was not landed.
+// part, header lines in order and as spelled). Response parts are read through a
+// `NIOAsyncChannel`'s inbound stream, one iterator per connection kept across its exchanges (the
+// stream is taken within `executeThenClose`, whose scope a task per connection holds until the
+// channel closes):
+// - read-ahead is bounded by the back-pressure watermarks (low 1, high 2, counted in parts):
+//   no socket read is made while two parts or more (what one read decoded to) are unread, and
+//   reading resumes once the reader has taken them all;
+// - the head deadline and the read timeout are timers scheduled on the channel's event loop
+//   around each read; on expiry they mark the connection timed out and close it, which ends the
+//   pending read (the failure is then `timedOut`); cancelling the reading task closes it too;
+// - nothing reads the stream between exchanges: a read from it in a cancelled task ends it for
+//   good (NIO then stops reading the socket), so no task waits on a parked connection. The
+//   channel goes on reading meanwhile (the stream's buffer is empty), which is how an origin's
+//   close of an idle connection is noticed: the channel closes and the pool drops it;
+// - a connection is reused only while its stream can still give parts: a read that returns the
+//   stream's end, throws, or is cancelled marks the connection dead (and closes it), and the pool
+//   checks that flag as well as the channel (which may look active for a moment after a close
+//   was asked for).
+// Request parts are written with `channel.writeAndFlush`, not the async channel's outbound writer:
+// the writer hands parts to the channel without a promise, and the exchange needs to know when
+// the request's end was written to the socket (so that a response completing before the upload
+// task notes its end still releases the connection for reuse); the async channel's outbound side
+// is `Never`. Two small handlers do what the async channel cannot:
+// - `HTTP1HandshakeHandler` (TLS only) completes a future on the handshake's user event (which the
+//   async channel drops), or fails it with the handshake's error, the close, or the connect
+//   timeout;
+// - `HTTP1IdleGuard` closes the connection when the origin sends anything between a response's
+//   end and the next request's head (a server may send a `408` before closing an idle connection;
+//   the async channel would buffer it, unseen, for the next exchange to take as its response),
+//   and closes it on any error after passing the error on to the inbound stream.
 
 /// A `ClientTransport` speaking HTTP/1.1 over SwiftNIO directly, for `freshet proxy`.
 ///
@@ -54,7 +63,8 @@ import OpenAPIRuntime
 ///   the method is sent as spelled (`M-SEARCH`), and the body is framed from `HTTPBody.length`
 ///   (`Content-Length`, or chunked when unknown); the request's own framing fields are dropped.
 /// - Response header lines come back exactly as received, in order, repeats kept.
-/// - Both bodies stream with back pressure: one read from the socket at a time, as the caller asks.
+/// - Both bodies stream with back pressure: the request body one flush at a time, the response
+///   body with no socket read while two parts or more wait for the caller.
 /// - Connections are kept alive in ``HTTP1ConnectionPool`` and reused only after a complete
 ///   exchange in which neither side said `Connection: close`; a cancelled or failed exchange
 ///   closes its connection. When a reused connection turns out to have been closed by the origin
