@@ -25,6 +25,7 @@ let package = Package(
         .library(name: "FreshetProxy", targets: ["FreshetProxy"]),
         .library(name: "FreshetPostgres", targets: ["FreshetPostgres"]),
         .library(name: "FreshetSimulator", targets: ["FreshetSimulator"]),
+        .library(name: "FreshetTesting", targets: ["FreshetTesting"]),
         .executable(name: "freshet", targets: ["freshet"]),
         .executable(name: "freshet-sim", targets: ["freshet-sim"]),
         .executable(name: "news-combine", targets: ["news-combine"]),
@@ -110,6 +111,14 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "Rainbow", package: "Rainbow"),
+            ]
+        ),
+        // Stubs for an app's tests: an in-memory transport with routes and recorded requests.
+        .target(
+            name: "FreshetTesting",
+            dependencies: [
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
             ]
         ),
         .target(
@@ -253,6 +262,12 @@ let package = Package(
             dependencies: [
                 "Freshet", "FreshetCombine", "FreshetTestSupport",
                 .product(name: "OpenCombine", package: "OpenCombine", condition: .when(platforms: [.linux, .windows, .android])),
+            ]),
+        .testTarget(
+            name: "FreshetTestingTests",
+            dependencies: [
+                "Freshet", "FreshetTesting", "GitHubAPI",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
             ]),
         .testTarget(name: "GitHubAPITests", dependencies: ["Freshet", "GitHubAPI", "FreshetTestSupport", .product(name: "HTTPTypes", package: "swift-http-types")]),
         .testTarget(name: "HackerNewsAPITests", dependencies: ["Freshet", "HackerNewsAPI", .product(name: "HTTPTypes", package: "swift-http-types")]),
