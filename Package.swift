@@ -3,7 +3,7 @@ import PackageDescription
 
 // Freshet: a typed, cache-aware HTTP API client for Swift 6, and terminal apps built on it.
 // Module rules (docs/ARCHITECTURE.md §1): `Freshet` depends only on swift-openapi-runtime,
-// swift-http-types and swift-log — no NIO, GRDB or Hummingbird.
+// swift-http-types, swift-log and swift-distributed-tracing (API only) — no NIO, GRDB or Hummingbird.
 // The NIO-based default transport lives in `FreshetTransports` so an iOS app can take
 // `Freshet` alone with `URLSessionTransport`.
 
@@ -55,6 +55,10 @@ let package = Package(
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        // The simulator's upload echo parses multipart bodies with it: a parser that is not ours.
+        .package(url: "https://github.com/vapor/multipart-kit.git", from: "4.7.1"),
+        // Tracing: one span per exchange (TracingMiddleware), with any tracer (swift-otel, …).
+        .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.1.0"),
     ],
     targets: [
         .target(
@@ -63,6 +67,8 @@ let package = Package(
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Instrumentation", package: "swift-distributed-tracing"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ]
         ),
         .target(
@@ -124,6 +130,8 @@ let package = Package(
         .target(
             name: "FreshetSimulator",
             dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "MultipartKit", package: "multipart-kit"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
@@ -230,6 +238,10 @@ let package = Package(
             dependencies: [
                 "Freshet", "FreshetTransports", "FreshetSimulator", "FreshetTestSupport",
                 "GitHubAPI", "HackerNewsAPI", "DaumSearchAPI", "FreshetCache",
+                // Crypto: the upload tests' digests; InMemoryTracing: the tracing middleware's spans.
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
                 "FreshetFeeds", // the fuzz tests also feed the apps' HTML-to-text
                 // AsyncHTTPClient, NIO and NIOSSL: the TLS test's trust roots and the error classifier's table.
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

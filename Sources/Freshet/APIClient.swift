@@ -57,20 +57,43 @@ public struct APIClient: Sendable {
     /// - Throws: ``APIError``; a non-2xx status becomes ``APIError/httpStatus(code:message:url:)``
     ///   (or ``APIError/rateLimited(resetAt:message:url:)`` when the server says the limit is spent).
     public func send<Value>(_ endpoint: Endpoint<Value>) async throws(APIError) -> Response<Value> {
-        let (request, requestBase, url) = try makeRequest(endpoint)
-        let operationID = endpoint.method.rawValue + " " + (endpoint.pathSegments.first.map { "/\($0)" } ?? "/")
+        try await send(endpoint, body: endpoint.body.map { .data($0, contentType: "application/json") }, progress: nil)
+    }
+
+    /// Sends `endpoint` with `body` in place of its own; `progress` counts the body's bytes as
+    /// the transport takes them.
+    func send<Value>(_ endpoint: Endpoint<Value>, body: RequestBody?, progress: ProgressReporter?)
+        async throws(APIError) -> Response<Value>
+    {
+        let (request, requestBase, url) = try makeRequest(endpoint, body: body)
         let report = ExchangeReport()
+        let start = ContinuousClock.now
         do {
-            let chain = Self.chain(middlewares: middlewares, transport: transport, operationID: operationID)
-            let (response, body) = try await ExchangeReport.$current.withValue(report) {
-                try await chain(request, endpoint.body.map { HTTPBody($0) }, requestBase)
+            let chain = Self.chain(middlewares: middlewares, transport: transport, operationID: endpoint.operationID)
+            let outbound = body.map { body in progress.map { $0.counting(body.httpBody(), total: body.length) } ?? body.httpBody() }
+            let (response, responseBody) = try await ExchangeReport.$current.withValue(report) {
+                try await chain(request, outbound, requestBase)
             }
-            let data = try await Self.collect(body, limit: maxResponseBytes, url: url)
+            let headers = ContinuousClock.now - start
+            let data = try await Self.collect(responseBody, limit: maxResponseBytes, url: url)
             try Task.checkCancellation()
-            return try decoded(endpoint, response: response, data: data, url: url, report: report.snapshot)
+            let timing = ExchangeTiming(timeToHeaders: headers, total: ContinuousClock.now - start)
+            return try decoded(endpoint, response: response, data: data, url: url, report: report.snapshot, timing: timing)
         } catch {
             if Task.isCancelled { throw .cancelled }
             throw APIError.wrapping(error, url: url)
+        }
+    }
+
+    /// Sends `endpoint` with `body` streamed as its request body (a file, a sequence, a form):
+    /// the ``Transfer``'s progress counts the bytes the transport has taken from the body.
+    ///
+    /// The body is sent again after a redirect, retry or token refresh only when it can be
+    /// (``RequestBody/isReplayable``).
+    public func upload<Value>(_ endpoint: Endpoint<Value>, from body: RequestBody) -> Transfer<Response<Value>> {
+        Transfer.start { reporter throws(APIError) in
+            reporter.reset(completed: 0, total: body.length)
+            return try await send(endpoint, body: body, progress: reporter)
         }
     }
 
@@ -94,7 +117,7 @@ public struct APIClient: Sendable {
         } catch {
             guard Self.storedMayReplace(error), !Task.isCancelled,
                   let source = middlewares.lazy.compactMap({ $0 as? any StoredResponseSource }).first,
-                  let (request, requestBase, url) = try? makeRequest(endpoint),
+                  let (request, requestBase, url) = try? makeRequest(endpoint, body: endpoint.body.map { .data($0) }),
                   let (response, data) = await source.storedResponse(for: request, baseURL: requestBase),
                   let stored = try? decoded(endpoint, response: response, data: data, url: url,
                                             report: .init(cache: .stale, staleReason: error.description))
@@ -106,7 +129,7 @@ public struct APIClient: Sendable {
     /// Whether a stored response may stand in after `error`.
     static func storedMayReplace(_ error: APIError) -> Bool {
         switch error {
-        case .cancelled, .invalidRequest: return false
+        case .cancelled, .invalidRequest, .authenticationFailed, .fileAccess: return false
         case .httpStatus(let code, _, _): return code == 408 || code == 429 || code >= 500
         default: return true
         }
@@ -114,7 +137,7 @@ public struct APIClient: Sendable {
 
     /// Validates and decodes a complete response into a ``Response``.
     private func decoded<Value>(_ endpoint: Endpoint<Value>, response: HTTPResponse, data: Data, url: URL,
-                                report: ExchangeReport.Snapshot) throws -> Response<Value> {
+                                report: ExchangeReport.Snapshot, timing: ExchangeTiming = ExchangeTiming()) throws -> Response<Value> {
         try Self.validate(response, body: data, url: url, errorBody: errorBody)
         let value: Value
         do {
@@ -124,7 +147,7 @@ public struct APIClient: Sendable {
         }
         return Response(value: value, status: response.status, headers: response.headerFields, url: url,
                         cache: report.cache, staleReason: report.staleReason, attempt: report.attempt,
-                        bodyBytes: data.count)
+                        bodyBytes: data.count, timing: timing)
     }
 
     /// Sends `endpoint` and returns only its decoded value.
@@ -134,12 +157,13 @@ public struct APIClient: Sendable {
 
     /// The full URL `endpoint` would be sent to.
     public func url<Value>(for endpoint: Endpoint<Value>) throws(APIError) -> URL {
-        try makeRequest(endpoint).url
+        try makeRequest(endpoint, body: nil).url
     }
 
     // MARK: - Request building
 
-    private func makeRequest<Value>(_ endpoint: Endpoint<Value>) throws(APIError) -> (request: HTTPRequest, base: URL, url: URL) {
+    /// The request for `endpoint` carrying `body` (its framing and type), its base URL and full URL.
+    func makeRequest<Value>(_ endpoint: Endpoint<Value>, body: RequestBody?) throws(APIError) -> (request: HTTPRequest, base: URL, url: URL) {
         let requestBase: URL
         let target: String
         if let absolute = endpoint.absoluteURL {
@@ -162,9 +186,9 @@ public struct APIClient: Sendable {
             fields[field.name] = nil
         }
         fields.append(contentsOf: endpoint.headers)
-        if let body = endpoint.body {
-            fields[.contentLength] = String(body.count)
-            if fields[.contentType] == nil { fields[.contentType] = "application/json" }
+        if let body {
+            fields[.contentLength] = body.length.map { String($0) }
+            if fields[.contentType] == nil { fields[.contentType] = body.contentType ?? "application/octet-stream" }
         }
         let request = HTTPRequest(method: endpoint.method, scheme: nil, authority: nil, path: target, headerFields: fields)
         return (request, requestBase, url)

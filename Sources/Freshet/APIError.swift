@@ -30,6 +30,11 @@ public enum APIError: Error, Sendable, Equatable {
     case retryLater(code: Int, retryAt: Date, url: String)
     /// A redirect was not followed: too many, a loop, or a downgrade from https to http.
     case redirectRefused(reason: String, url: String)
+    /// The credentials were refused and could not be refreshed (``AuthenticationMiddleware``):
+    /// `reason` says why the refresh failed. It never contains the credentials.
+    case authenticationFailed(reason: String)
+    /// A file of an upload or download could not be read or written.
+    case fileAccess(path: String, reason: String)
 }
 
 extension APIError: CustomStringConvertible, LocalizedError {
@@ -76,6 +81,10 @@ extension APIError: CustomStringConvertible, LocalizedError {
                 + "longer than the client waits. Try again then."
         case .redirectRefused(let reason, let url):
             return "Redirect from \(url) not followed: \(reason)."
+        case .authenticationFailed(let reason):
+            return "Authentication failed: the credentials were refused and refreshing them failed (\(reason)). Sign in again."
+        case .fileAccess(let path, let reason):
+            return "The file \(path) could not be used: \(reason)."
         }
     }
 

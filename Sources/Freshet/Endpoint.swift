@@ -24,6 +24,9 @@ public struct Endpoint<Response: Sendable>: Sendable {
     public var body: Data?
     /// An absolute URL to request instead of base URL + path (used to follow `Link` URLs as given).
     public var absoluteURL: URL?
+    /// The route template that names this request in logs, metrics and traces (`/repos/{owner}/{repo}`);
+    /// `nil` names it by its first path segment. Set it with ``named(_:)``.
+    public var route: String?
     /// Turns the response body into a value.
     public var decode: @Sendable (_ body: Data, _ decoder: JSONDecoder) throws -> Response
 
@@ -49,10 +52,25 @@ public struct Endpoint<Response: Sendable>: Sendable {
     /// The same request with a different decoding of its body.
     public func map<T: Sendable>(_ transform: @escaping @Sendable (Response) throws -> T) -> Endpoint<T> {
         let decode = self.decode
-        return Endpoint<T>(
+        var mapped = Endpoint<T>(
             method: method, path: pathSegments, query: query, headers: headers, body: body,
             absoluteURL: absoluteURL, decode: { data, decoder in try transform(decode(data, decoder)) }
         )
+        mapped.route = route
+        return mapped
+    }
+
+    /// The same request named by a route template, for logs and traces: `.named("/repos/{owner}/{repo}")`.
+    public func named(_ route: String) -> Endpoint {
+        var copy = self
+        copy.route = route
+        return copy
+    }
+
+    /// The operation ID the middlewares and the transport see: the method and the route
+    /// (`GET /repos/{owner}/{repo}`), or the first path segment when no route is set (`GET /repos`).
+    public var operationID: String {
+        method.rawValue + " " + (route ?? (pathSegments.first.map { "/\($0)" } ?? "/"))
     }
 }
 

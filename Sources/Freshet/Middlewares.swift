@@ -5,7 +5,13 @@ import OpenAPIRuntime
 /// The recommended middleware chain.
 public enum Middlewares {
     /// Freshet's standard chain, outermost first:
-    /// logging → redirect policy → retry → coalescing → `innermost` (the cache) → rate limit → transport.
+    /// tracing → logging → authentication → redirect policy → retry → coalescing → `innermost`
+    /// (the cache) → rate limit → transport.
+    ///
+    /// Tracing is outermost so its span covers the whole exchange and log lines carry its
+    /// context. Authentication sits outside the redirect policy, which strips credentials on a
+    /// redirect to another host, and outside retry, so a refreshed credential is retried once
+    /// and the retry middleware never sees a `401`.
     ///
     /// Pass the cache in `innermost`. It sits inside retry and coalescing, so a retried or
     /// coalesced request still hits it, and a failed revalidation can be retried. The rate-limit
@@ -14,13 +20,17 @@ public enum Middlewares {
     /// refused revalidation lets the cache serve its stored response when it is allowed to.
     public static func standard(
         logger: Logger? = nil,
+        tracing: TracingMiddleware? = nil,
+        authentication: (any ClientMiddleware)? = nil,
         retry: RetryMiddleware = RetryMiddleware(),
         rateLimit: RateLimitMiddleware = RateLimitMiddleware(),
         coalescing: CoalescingMiddleware? = CoalescingMiddleware(),
         innermost: [any ClientMiddleware] = []
     ) -> [any ClientMiddleware] {
         var chain: [any ClientMiddleware] = []
+        if let tracing { chain.append(tracing) }
         if let logger { chain.append(LoggingMiddleware(logger: logger)) }
+        if let authentication { chain.append(authentication) }
         chain.append(RedirectMiddleware())
         chain.append(retry)
         if let coalescing { chain.append(coalescing) }

@@ -19,10 +19,14 @@ public struct Response<Value: Sendable>: Sendable {
     public var attempt: Int
     /// The number of body bytes received by the client.
     public var bodyBytes: Int
+    /// How long the exchange took: until the response head, and in all (a cache hit takes
+    /// microseconds; a retried exchange counts every attempt and the waits between them).
+    public var timing: ExchangeTiming
 
     /// Creates a response.
     public init(value: Value, status: HTTPResponse.Status, headers: HTTPFields, url: URL,
-                cache: CacheOutcome? = nil, staleReason: String? = nil, attempt: Int = 1, bodyBytes: Int) {
+                cache: CacheOutcome? = nil, staleReason: String? = nil, attempt: Int = 1, bodyBytes: Int,
+                timing: ExchangeTiming = ExchangeTiming()) {
         self.value = value
         self.status = status
         self.headers = headers
@@ -31,12 +35,28 @@ public struct Response<Value: Sendable>: Sendable {
         self.staleReason = staleReason
         self.attempt = attempt
         self.bodyBytes = bodyBytes
+        self.timing = timing
     }
 
     /// The same metadata with another value.
     public func map<T: Sendable>(_ transform: (Value) throws -> T) rethrows -> Response<T> {
         Response<T>(value: try transform(value), status: status, headers: headers, url: url,
-                    cache: cache, staleReason: staleReason, attempt: attempt, bodyBytes: bodyBytes)
+                    cache: cache, staleReason: staleReason, attempt: attempt, bodyBytes: bodyBytes, timing: timing)
+    }
+}
+
+/// How long an exchange took, measured by ``APIClient`` around the whole middleware chain.
+public struct ExchangeTiming: Sendable, Equatable {
+    /// From the start of the call until the response head was handed back (after every
+    /// middleware: redirects, retries and a token refresh included).
+    public var timeToHeaders: Duration
+    /// From the start of the call until the whole body was read.
+    public var total: Duration
+
+    /// Creates a timing (zero by default).
+    public init(timeToHeaders: Duration = .zero, total: Duration = .zero) {
+        self.timeToHeaders = timeToHeaders
+        self.total = total
     }
 }
 

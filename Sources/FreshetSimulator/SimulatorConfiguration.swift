@@ -88,11 +88,13 @@ public struct LoggedRequest: Sendable, Codable, Equatable {
     public var aborted: Bool
     /// Response body bytes written so far.
     public var bytesSent: Int
+    /// Request body bytes the route has read so far.
+    public var bytesReceived: Int
 
     /// Memberwise initializer.
     public init(
         id: Int, method: String, path: String, headers: [String: String], status: Int,
-        finished: Bool, aborted: Bool, bytesSent: Int
+        finished: Bool, aborted: Bool, bytesSent: Int, bytesReceived: Int = 0
     ) {
         self.id = id
         self.method = method
@@ -102,6 +104,7 @@ public struct LoggedRequest: Sendable, Codable, Equatable {
         self.finished = finished
         self.aborted = aborted
         self.bytesSent = bytesSent
+        self.bytesReceived = bytesReceived
     }
 
     /// `true` while the request is neither finished nor aborted.

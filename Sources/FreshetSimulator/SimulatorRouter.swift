@@ -69,6 +69,7 @@ extension Simulator {
         KakaoController(simulator: self).addRoutes(to: api)
         scripted.addRoutes(to: api)
         StreamingController(simulator: self).addRoutes(to: api)
+        TransfersController(simulator: self).addRoutes(to: api)
         return (control, api)
     }
 

@@ -44,6 +44,12 @@ struct SimulatorState: Sendable {
     var shuttingDown = false
     var scripts: [String: Script] = [:]
     var clockOffset = 0
+    /// `/files/{name}`: the version of each changed file (`POST /_sim/files/{name}/change`).
+    var fileVersions: [String: Int] = [:]
+    /// `/auth/me` accepts the access token of this generation (`POST /_sim/auth/expire` adds one).
+    var authGeneration = 0
+    /// Tokens handed out by `POST /oauth/token`.
+    var authRefreshes = 0
 
     mutating func resetLog() {
         log.removeAll()
@@ -65,7 +71,7 @@ struct SimulatorState: Sendable {
     mutating func begin(method: String, path: String, headers: [String: String]) -> Int {
         let id = nextLogID
         nextLogID += 1
-        log.append(LoggedRequest(id: id, method: method, path: path, headers: headers, status: 0, finished: false, aborted: false, bytesSent: 0))
+        log.append(LoggedRequest(id: id, method: method, path: path, headers: headers, status: 0, finished: false, aborted: false, bytesSent: 0, bytesReceived: 0))
         requests += 1
         inFlight += 1
         maxInFlight = max(maxInFlight, inFlight)

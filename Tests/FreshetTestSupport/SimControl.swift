@@ -14,6 +14,7 @@ public struct SimLogEntry: Decodable, Sendable {
     public var finished: Bool
     public var aborted: Bool
     public var bytesSent: Int?
+    public var bytesReceived: Int?
 }
 
 /// The simulator's counters (`GET /_sim/stats`).

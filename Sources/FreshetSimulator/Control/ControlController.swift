@@ -106,6 +106,17 @@ struct ControlController {
             await simulator.setClockOffset(seconds: body.offset)
             return HTTPSupport.json(200, Self.ok)
         }
+        routes.on("/_sim/auth/expire", methods: [.post], " (the current access token of /auth/me stops working)") { _, _ in
+            await simulator.expireAccessToken()
+            return HTTPSupport.json(200, Self.ok)
+        }
+        routes.on("/_sim/auth", methods: [.get], " (how many tokens /oauth/token handed out)") { _, _ in
+            HTTPSupport.json(200, obj(("refreshes", .int(await simulator.tokenRefreshCount()))).rendered)
+        }
+        routes.on("/_sim/files/{name}/change", methods: [.post], " (a new version of /files/{name})") { _, context in
+            await simulator.changeFile(try context.parameters.require("name"))
+            return HTTPSupport.json(200, Self.ok)
+        }
         routes.on("/_sim/routes", methods: [.get]) { _, _ in
             HTTPSupport.json(200, JSON.array(Simulator.routes.map(JSON.string)).rendered)
         }
@@ -129,6 +140,6 @@ struct ControlController {
             ("id", .int(entry.id)), ("method", .string(entry.method)), ("path", .string(entry.path)),
             ("headers", .object(entry.headers.sorted { $0.key < $1.key }.map { ($0.key, JSON.string($0.value)) })),
             ("status", .int(entry.status)), ("finished", .bool(entry.finished)), ("aborted", .bool(entry.aborted)),
-            ("bytesSent", .int(entry.bytesSent)))
+            ("bytesSent", .int(entry.bytesSent)), ("bytesReceived", .int(entry.bytesReceived)))
     }
 }

@@ -23,6 +23,13 @@ struct RequestLogMiddleware: RouterMiddleware {
         let target = request.head.path ?? request.uri.string
         let id = simulator.state.withLock { $0.begin(method: request.method.rawValue, path: target, headers: headers) }
         let tracker = RequestTracker(id: id, simulator: simulator)
+        var request = request
+        let inbound = request.body
+        // The request body is counted as the route reads it (a test can see an upload arrive).
+        request.body = RequestBody(asyncSequence: inbound.map { [simulator] buffer in
+            simulator.state.withLock { $0.update(id) { $0.bytesReceived += buffer.readableBytes } }
+            return buffer
+        })
         do {
             let response = try await next(request, context)
             tracker.setStatus(Int(response.status.code))

@@ -1,0 +1,166 @@
+import Foundation
+import HTTPTypes
+import OpenAPIRuntime
+import Synchronization
+
+/// Adds credentials to every request and refreshes them once when the server refuses them —
+/// Alamofire's `AuthenticationInterceptor`, as a middleware.
+///
+/// - Before a request: the current credential is applied (``apply``). With none yet, or one that
+///   ``isExpired`` says has run out, it is refreshed first.
+/// - On `401` (or whatever ``refreshWhen`` says): the credential is refreshed **once** for all
+///   requests that were refused with it: concurrent requests wait on that single refresh, then
+///   each is sent again once with the new credential. A request refused with a credential that
+///   has already been replaced is simply sent again with the new one.
+/// - When the refresh fails, every waiting request fails with ``APIError/authenticationFailed(reason:)``;
+///   the next refused request tries again.
+/// - A request whose body can be sent only once (``RequestBody/isReplayable`` false) is not sent
+///   again: its `401` is returned as it is.
+///
+/// Nothing here logs, and the middleware's description never shows the credential. Place it
+/// outside the redirect middleware (``Middlewares/standard(logger:tracing:authentication:retry:rateLimit:coalescing:innermost:)``
+/// does), so credentials are added before a redirect to another host strips them.
+///
+/// ```swift
+/// let auth = AuthenticationMiddleware.bearer(token: keychain.accessToken) { _ in
+///     try await tokenClient.value(.refresh(using: keychain.refreshToken)).accessToken
+/// }
+/// ```
+public struct AuthenticationMiddleware<Credential: Sendable>: ClientMiddleware, CustomStringConvertible {
+    /// Puts a credential on a request (an `Authorization` field, a query item, …).
+    public var apply: @Sendable (Credential, inout HTTPRequest) -> Void
+    /// Makes a new credential; it gets the one that was refused (`nil` when there was none).
+    public var refresh: @Sendable (Credential?) async throws -> Credential
+    /// Whether a response means the credential must be refreshed (default: status `401`).
+    public var refreshWhen: @Sendable (HTTPResponse) -> Bool
+    /// Whether a credential must be refreshed before it is used (an expiry date passed).
+    public var isExpired: @Sendable (Credential) -> Bool
+    private let store: CredentialStore<Credential>
+
+    /// Creates the middleware.
+    /// - Parameters:
+    ///   - credential: the credential to start with (`nil`: refresh before the first request).
+    ///   - apply: puts a credential on a request.
+    ///   - refresh: makes a new credential from the refused one.
+    ///   - refreshWhen: whether a response asks for a refresh (default: `401 Unauthorized`).
+    ///   - isExpired: whether a credential must be refreshed before use (default: never).
+    public init(
+        credential: Credential?,
+        apply: @escaping @Sendable (Credential, inout HTTPRequest) -> Void,
+        refresh: @escaping @Sendable (Credential?) async throws -> Credential,
+        refreshWhen: @escaping @Sendable (HTTPResponse) -> Bool = { $0.status == .unauthorized },
+        isExpired: @escaping @Sendable (Credential) -> Bool = { _ in false }
+    ) {
+        self.apply = apply
+        self.refresh = refresh
+        self.refreshWhen = refreshWhen
+        self.isExpired = isExpired
+        self.store = CredentialStore(credential)
+    }
+
+    /// The credential requests are sent with now.
+    public var credential: Credential? { store.current.credential }
+
+    /// How many refreshes have succeeded.
+    public var refreshCount: Int { store.current.generation }
+
+    /// Never shows the credential.
+    public var description: String { "AuthenticationMiddleware(credential: \(credential == nil ? "none" : "<redacted>"))" }
+
+    /// Applies the credential, and refreshes it as described above.
+    public func intercept(
+        _ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String,
+        next: @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?)
+    ) async throws -> (HTTPResponse, HTTPBody?) {
+        var (credential, generation) = try await usable()
+        var authorized = request
+        apply(credential, &authorized)
+        let (response, responseBody) = try await next(authorized, body, baseURL)
+        let replayable = body.map { $0.iterationBehavior == .multiple } ?? true
+        guard refreshWhen(response), replayable else { return (response, responseBody) }
+        await HTTPBody.discard(responseBody)
+        (credential, generation) = try await store.refreshed(after: generation, using: refresh)
+        var retried = request
+        apply(credential, &retried)
+        return try await next(retried, body, baseURL)
+    }
+
+    /// The current credential, refreshed first when there is none, it has expired, or a refresh
+    /// is under way.
+    private func usable() async throws(APIError) -> (Credential, Int) {
+        let current = store.current
+        if let credential = current.credential, !current.refreshing, !isExpired(credential) {
+            return (credential, current.generation)
+        }
+        return try await store.refreshed(after: current.generation, using: refresh)
+    }
+}
+
+extension AuthenticationMiddleware where Credential == String {
+    /// A bearer token: `Authorization: Bearer <token>`, refreshed by `refresh` on `401`.
+    public static func bearer(
+        token: String?, refresh: @escaping @Sendable (String?) async throws -> String
+    ) -> AuthenticationMiddleware {
+        AuthenticationMiddleware(credential: token, apply: { token, request in
+            request.headerFields[.authorization] = "Bearer \(token)"
+        }, refresh: refresh)
+    }
+}
+
+/// The credential, its generation (one per successful refresh) and the refresh under way.
+final class CredentialStore<Credential: Sendable>: Sendable {
+    private struct State {
+        var credential: Credential?
+        var generation = 0
+        var refresh: Task<(Credential, Int), any Error>?
+    }
+
+    private let state: Mutex<State>
+
+    init(_ credential: Credential?) {
+        state = Mutex(State(credential: credential))
+    }
+
+    var current: (credential: Credential?, generation: Int, refreshing: Bool) {
+        state.withLock { ($0.credential, $0.generation, $0.refresh != nil) }
+    }
+
+    /// A credential newer than generation `seen`: the one already there, the refresh under way,
+    /// or a refresh started now. Only one refresh runs at a time.
+    func refreshed(after seen: Int, using refresh: @escaping @Sendable (Credential?) async throws -> Credential)
+        async throws(APIError) -> (Credential, Int)
+    {
+        let task = state.withLock { state -> Task<(Credential, Int), any Error>? in
+            if state.generation > seen, state.refresh == nil, state.credential != nil { return nil }
+            if let running = state.refresh { return running }
+            let refused = state.credential
+            let started = Task { [self] () async throws -> (Credential, Int) in
+                do {
+                    let fresh = try await refresh(refused)
+                    return self.state.withLock { state in
+                        state.credential = fresh
+                        state.generation += 1
+                        state.refresh = nil
+                        return (fresh, state.generation)
+                    }
+                } catch {
+                    self.state.withLock { $0.refresh = nil }
+                    throw error
+                }
+            }
+            state.refresh = started
+            return started
+        }
+        guard let task else {
+            let (credential, generation, _) = current
+            if let credential { return (credential, generation) }
+            return try await refreshed(after: generation, using: refresh)
+        }
+        do {
+            return try await task.value
+        } catch {
+            let reason = (error as? APIError)?.description ?? String(describing: error)
+            throw .authenticationFailed(reason: reason)
+        }
+    }
+}
