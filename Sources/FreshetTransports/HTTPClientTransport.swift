@@ -77,7 +77,10 @@ public struct HTTPClientTransport: ClientTransport {
             }
             outbound.body = .stream(body.map { ByteBuffer(bytes: $0) }, length: length)
         }
-        let response = try await client.execute(outbound, deadline: .now() + headTimeout)
+        // An upload's body is sent before the head comes back: a transfer is bounded by the
+        // client's read timeout between reads, not by a deadline for the whole head.
+        let deadline: NIODeadline = TransferContext.isTransfer ? .distantFuture : .now() + headTimeout
+        let response = try await client.execute(outbound, deadline: deadline)
         let head = HTTPResponse(nioStatus: response.status, headers: response.headers)
         guard request.method != .head else { return (head, nil) }
         let length = head.announcedBodyLength

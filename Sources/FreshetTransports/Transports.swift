@@ -85,7 +85,8 @@ public struct ClassifyingTransport: ClientTransport {
     public func send(_ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String) async throws
         -> (HTTPResponse, HTTPBody?)
     {
-        let end = deadline.map { ContinuousClock.now + $0 }
+        // An upload's or download's body is not held to the exchange's deadline (TransferContext).
+        let end = TransferContext.isTransfer ? nil : deadline.map { ContinuousClock.now + $0 }
         let response: HTTPResponse
         let responseBody: HTTPBody?
         do {

@@ -2,6 +2,15 @@ import Foundation
 import OpenAPIRuntime
 import Synchronization
 
+/// What transports need to know about the exchange the current task is making.
+public enum TransferContext {
+    /// `true` while an upload or a download is sent (``APIClient/upload(_:from:)``,
+    /// ``APIClient/download(_:to:)``). A transport that bounds a whole exchange, body included,
+    /// does not bound a transfer's: sending or receiving gigabytes takes as long as it takes, and
+    /// only the timeouts between reads apply.
+    @TaskLocal public static var isTransfer = false
+}
+
 /// How far a transfer has got: bytes moved so far, and the total when it is known.
 public struct TransferProgress: Sendable, Equatable {
     /// Bytes sent (an upload) or on disk (a download, counting a resumed partial file).
@@ -43,7 +52,7 @@ public struct Transfer<Value: Sendable>: Sendable {
         let reporter = ProgressReporter(continuation)
         let task = Task<Value, any Error> {
             defer { continuation.finish() }
-            return try await work(reporter)
+            return try await TransferContext.$isTransfer.withValue(true) { try await work(reporter) }
         }
         return Transfer(progress: stream, task: task)
     }

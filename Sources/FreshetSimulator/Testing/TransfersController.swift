@@ -262,17 +262,20 @@ public struct SimulatedFile: Sendable {
 
     /// The bytes of `range`.
     public func bytes(_ range: Range<Int>) -> [UInt8] {
+        // Word n (8 bytes) is SplitMix64's output for the state seed + n: any range is made
+        // without the bytes before it.
+        let seed = Hashing.fnv1a64(name) ^ (UInt64(version) &* 0x9E37_79B9_7F4A_7C15)
         var out = [UInt8]()
         out.reserveCapacity(range.count)
         var offset = range.lowerBound
         while offset < range.upperBound {
-            // Each 8-byte word comes from one SplitMix64 step seeded by the word's index.
-            let word = offset / 8
-            var generator = SplitMix64(seed: UInt64(word) &+ UInt64(version) &* 0x1000_0000_0000, stream: name)
-            let value = generator.next()
+            var z = seed &+ UInt64(offset / 8) &* 0x9E37_79B9_7F4A_7C15
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            z ^= z >> 31
             let start = offset % 8
             let end = min(8, start + (range.upperBound - offset))
-            for i in start..<end { out.append(UInt8(truncatingIfNeeded: value >> (8 * UInt64(i)))) }
+            for i in start..<end { out.append(UInt8(truncatingIfNeeded: z >> (8 * UInt64(i)))) }
             offset += end - start
         }
         return out

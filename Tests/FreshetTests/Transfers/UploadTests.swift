@@ -106,7 +106,7 @@ import Testing
                 return arrived
             }
             let echo = try await client.upload(Self.echo, from: .stream(stream)).value.value
-            let arrived = try await producer.value
+            let arrived = await producer.value
             #expect(arrived, "the first chunk reached the server before the second was produced")
             #expect(echo.bytes == first.count + second.count)
             #expect(echo.sha256 == Self.sha256(first + second))
