@@ -15,6 +15,8 @@ import Synchronization
 /// ``maxBodyBytes``, before the answer is handed on — so a body that breaks off mid-way is a
 /// failed exchange the retry middleware outside can repeat — and replayed to every waiter.
 ///
+/// A request with `Cache-Control: no-store` (a download to a file) is never shared: it streams.
+///
 /// A waiter cancelling leaves alone. When the owner is cancelled its exchange ends; the waiters
 /// still waiting are not failed: one of them starts the exchange again and the rest join it.
 public struct CoalescingMiddleware: ClientMiddleware {
@@ -39,7 +41,10 @@ public struct CoalescingMiddleware: ClientMiddleware {
         _ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String,
         next: @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?)
     ) async throws -> (HTTPResponse, HTTPBody?) {
-        guard request.method == .get || request.method == .head, body == nil, let path = request.path else {
+        // A request that says `no-store` (a download to a file) wants its own exchange, streamed:
+        // sharing would read its body into memory.
+        let noStore = request.headerFields[values: .cacheControl].contains { $0.lowercased().contains("no-store") }
+        guard request.method == .get || request.method == .head, body == nil, !noStore, let path = request.path else {
             return try await next(request, body, baseURL)
         }
         let key = Key(method: request.method.rawValue, base: baseURL.absoluteString, path: path,

@@ -71,7 +71,11 @@ public struct MultipartFormData: Sendable {
     }
 
     /// Adds a file part read from disk when the form is sent.
-    /// - Parameter filename: the name sent (default: the file's own name).
+    /// - Parameters:
+    ///   - url: the file.
+    ///   - name: the form field's name.
+    ///   - filename: the name sent (default: the file's own name).
+    ///   - contentType: the part's media type.
     /// - Throws: ``APIError/invalidRequest(_:)`` when the file cannot be read.
     public mutating func appendFile(at url: URL, name: String, filename: String? = nil,
                                     contentType: String = "application/octet-stream") throws(APIError) {

@@ -69,8 +69,11 @@ public struct RequestBody: Sendable {
     }
 
     /// An `AsyncSequence` of byte chunks, sent as the sequence produces them, once.
-    /// - Parameter length: the exact total, when known (sent as `Content-Length`; otherwise the
-    ///   body is sent chunked).
+    /// - Parameters:
+    ///   - bytes: the chunks (`Data`, `[UInt8]`, `ArraySlice<UInt8>`, …).
+    ///   - length: the exact total, when known (sent as `Content-Length`; otherwise the body is
+    ///     sent chunked).
+    ///   - contentType: the media type.
     public static func stream<Bytes: AsyncSequence & Sendable>(
         _ bytes: Bytes, length: Int64? = nil, contentType: String? = nil
     ) -> RequestBody where Bytes.Element: Sequence & Sendable, Bytes.Element.Element == UInt8 {

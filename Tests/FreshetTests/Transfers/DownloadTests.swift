@@ -149,6 +149,29 @@ import Testing
         }
     }
 
+    /// Through the standard chain (retry, coalescing with a 64 KiB limit, redirects), two
+    /// downloads of the same file at once each stream on their own: sharing would read the body
+    /// into memory and fail it as too large.
+    @Test func concurrentDownloadsAreNotCoalesced() async throws {
+        let folder = try Self.directory()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let middlewares = Middlewares.standard(coalescing: CoalescingMiddleware(maxBodyBytes: 64 * 1024))
+        try await withSimClient(middlewares: middlewares) { sim, client in
+            await sim.simulator.hold(route: "/files/twice")
+            let first = client.download(Self.endpoint("twice"), to: folder.appendingPathComponent("a.bin"))
+            let second = client.download(Self.endpoint("twice"), to: folder.appendingPathComponent("b.bin"))
+            let both = await eventually(within: 20) {
+                await sim.simulator.requestLog().filter { $0.path.hasPrefix("/files/twice") }.count == 2
+            }
+            #expect(both, "each download made its own request")
+            await sim.simulator.release(route: "/files/twice")
+            let a = try await first.value
+            let b = try await second.value
+            #expect(a.bytes == Int64(Self.size) && b.bytes == Int64(Self.size))
+            #expect(try Data(contentsOf: a.url) == Data(contentsOf: b.url))
+        }
+    }
+
     @Test func anErrorStatusIsAnAPIErrorAndLeavesNoFile() async throws {
         let folder = try Self.directory()
         defer { try? FileManager.default.removeItem(at: folder) }
