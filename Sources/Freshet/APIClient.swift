@@ -57,7 +57,12 @@ public struct APIClient: Sendable {
     /// - Throws: ``APIError``; a non-2xx status becomes ``APIError/httpStatus(code:message:url:)``
     ///   (or ``APIError/rateLimited(resetAt:message:url:)`` when the server says the limit is spent).
     public func send<Value>(_ endpoint: Endpoint<Value>) async throws(APIError) -> Response<Value> {
-        try await send(endpoint, body: endpoint.body.map { .data($0, contentType: "application/json") }, progress: nil)
+        try await send(endpoint, body: Self.body(of: endpoint), progress: nil)
+    }
+
+    /// An endpoint's own body: JSON unless its headers say otherwise.
+    static func body<Value>(of endpoint: Endpoint<Value>) -> RequestBody? {
+        endpoint.body.map { .data($0, contentType: "application/json") }
     }
 
     /// Sends `endpoint` with `body` in place of its own; `progress` counts the body's bytes as
@@ -117,7 +122,7 @@ public struct APIClient: Sendable {
         } catch {
             guard Self.storedMayReplace(error), !Task.isCancelled,
                   let source = middlewares.lazy.compactMap({ $0 as? any StoredResponseSource }).first,
-                  let (request, requestBase, url) = try? makeRequest(endpoint, body: endpoint.body.map { .data($0) }),
+                  let (request, requestBase, url) = try? makeRequest(endpoint, body: Self.body(of: endpoint)),
                   let (response, data) = await source.storedResponse(for: request, baseURL: requestBase),
                   let stored = try? decoded(endpoint, response: response, data: data, url: url,
                                             report: .init(cache: .stale, staleReason: error.description))
