@@ -79,10 +79,11 @@ public struct APIClient: Sendable {
             let (response, responseBody) = try await ExchangeReport.$current.withValue(report) {
                 try await chain(request, outbound, requestBase)
             }
-            let headers = ContinuousClock.now - start
+            let chainReturned = ContinuousClock.now
             let data = try await Self.collect(responseBody, limit: maxResponseBytes, url: url)
             try Task.checkCancellation()
-            let timing = ExchangeTiming(timeToHeaders: headers, total: ContinuousClock.now - start)
+            let headers = min(report.snapshot.headersReceived ?? chainReturned, chainReturned)
+            let timing = ExchangeTiming(timeToHeaders: headers - start, total: ContinuousClock.now - start)
             return try decoded(endpoint, response: response, data: data, url: url, report: report.snapshot, timing: timing)
         } catch {
             if Task.isCancelled { throw .cancelled }
@@ -97,8 +98,7 @@ public struct APIClient: Sendable {
     /// (``RequestBody/isReplayable``).
     public func upload<Value>(_ endpoint: Endpoint<Value>, from body: RequestBody) -> Transfer<Response<Value>> {
         Transfer.start { reporter throws(APIError) in
-            reporter.reset(completed: 0, total: body.length)
-            return try await send(endpoint, body: body, progress: reporter)
+            try await send(endpoint, body: body, progress: reporter)
         }
     }
 
@@ -211,7 +211,9 @@ public struct APIClient: Sendable {
     ) -> @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?) {
         var next: @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?) = {
             request, body, base in
-            try await transport.send(request, body: body, baseURL: base, operationID: operationID)
+            let answer = try await transport.send(request, body: body, baseURL: base, operationID: operationID)
+            ExchangeReport.current?.recordHeadersReceived()
+            return answer
         }
         for middleware in middlewares.reversed() {
             let inner = next

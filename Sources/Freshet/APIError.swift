@@ -31,7 +31,8 @@ public enum APIError: Error, Sendable, Equatable {
     /// A redirect was not followed: too many, a loop, or a downgrade from https to http.
     case redirectRefused(reason: String, url: String)
     /// The credentials were refused and could not be refreshed (``AuthenticationMiddleware``):
-    /// `reason` says why the refresh failed. It never contains the credentials.
+    /// `reason` is the refresh's own error, described (keep credentials out of your refresh's
+    /// errors; Freshet's own never contain them).
     case authenticationFailed(reason: String)
     /// A file of an upload or download could not be read or written.
     case fileAccess(path: String, reason: String)

@@ -21,6 +21,8 @@ import Synchronization
 /// outside the redirect middleware (``Middlewares/standard(logger:tracing:authentication:retry:rateLimit:coalescing:innermost:)``
 /// does), so credentials are added before a redirect to another host strips them.
 ///
+/// Give the refresh its own timeout (the client it uses has one): requests wait for it.
+///
 /// ```swift
 /// let auth = AuthenticationMiddleware.bearer(token: keychain.accessToken) { _ in
 ///     try await tokenClient.value(.refresh(using: keychain.refreshToken)).accessToken
@@ -76,7 +78,7 @@ public struct AuthenticationMiddleware<Credential: Sendable>: ClientMiddleware, 
         var authorized = request
         apply(credential, &authorized)
         let (response, responseBody) = try await next(authorized, body, baseURL)
-        let replayable = body.map { $0.iterationBehavior == .multiple } ?? true
+        let replayable = HTTPBody.canBeSentAgain(body)
         guard refreshWhen(response), replayable else { return (response, responseBody) }
         await HTTPBody.discard(responseBody)
         (credential, generation) = try await store.refreshed(after: generation, using: refresh)
@@ -134,7 +136,9 @@ final class CredentialStore<Credential: Sendable>: Sendable {
             if state.generation > seen, state.refresh == nil, state.credential != nil { return nil }
             if let running = state.refresh { return running }
             let refused = state.credential
-            let started = Task { [self] () async throws -> (Credential, Int) in
+            // Detached: the refresh serves every waiter, so it takes none of the first one's task
+            // locals (its trace span, a transfer's relaxed deadlines).
+            let started = Task.detached { [self] () async throws -> (Credential, Int) in
                 do {
                     let fresh = try await refresh(refused)
                     return self.state.withLock { state in

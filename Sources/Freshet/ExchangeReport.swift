@@ -24,12 +24,16 @@ public final class ExchangeReport: Sendable {
         public var attempt: Int
         /// When a stored response stood in for a failed refresh: what failed.
         public var staleReason: String?
+        /// When the transport last handed back a response head (`nil`: no request was sent).
+        public var headersReceived: ContinuousClock.Instant?
 
         /// Creates a snapshot.
-        public init(cache: CacheOutcome? = nil, attempt: Int = 1, staleReason: String? = nil) {
+        public init(cache: CacheOutcome? = nil, attempt: Int = 1, staleReason: String? = nil,
+                    headersReceived: ContinuousClock.Instant? = nil) {
             self.cache = cache
             self.attempt = attempt
             self.staleReason = staleReason
+            self.headersReceived = headersReceived
         }
     }
 
@@ -48,6 +52,13 @@ public final class ExchangeReport: Sendable {
             $0.cache = outcome
             $0.staleReason = staleReason
         }
+    }
+
+    /// Records that the transport handed back a response head now (``APIClient/chain(middlewares:transport:operationID:)``
+    /// does, so ``Response/timing`` does not count a middleware that reads the body first).
+    public func recordHeadersReceived() {
+        let now = ContinuousClock.now
+        state.withLock { $0.headersReceived = now }
     }
 
     /// Records the attempt that produced the response.

@@ -10,8 +10,8 @@ public enum Middlewares {
     ///
     /// Tracing is outermost so its span covers the whole exchange and log lines carry its
     /// context. Authentication sits outside the redirect policy, which strips credentials on a
-    /// redirect to another host, and outside retry, so a refreshed credential is retried once
-    /// and the retry middleware never sees a `401`.
+    /// redirect to another host, and outside retry, so a request sent again with a refreshed
+    /// credential still gets the retry policy.
     ///
     /// Pass the cache in `innermost`. It sits inside retry and coalescing, so a retried or
     /// coalesced request still hits it, and a failed revalidation can be retried. The rate-limit

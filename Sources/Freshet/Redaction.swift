@@ -6,7 +6,10 @@ public enum Redaction {
     /// Query parameter names whose values are replaced by `REDACTED` (compared case-insensitively).
     public static let secretQueryNames: Set<String> = [
         "access_token", "token", "api_key", "apikey", "key", "client_secret", "secret",
-        "password", "sig", "signature", "auth", "code",
+        "password", "sig", "signature", "auth", "code", "refresh_token", "id_token",
+        // Presigned object-store URLs (S3, Google Cloud Storage): downloads often follow them.
+        "x-amz-signature", "x-amz-credential", "x-amz-security-token", "awsaccesskeyid",
+        "x-goog-signature", "x-goog-credential",
     ]
 
     /// Header names whose values are secrets.

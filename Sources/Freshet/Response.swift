@@ -47,8 +47,10 @@ public struct Response<Value: Sendable>: Sendable {
 
 /// How long an exchange took, measured by ``APIClient`` around the whole middleware chain.
 public struct ExchangeTiming: Sendable, Equatable {
-    /// From the start of the call until the response head was handed back (after every
-    /// middleware: redirects, retries and a token refresh included).
+    /// From the start of the call until the transport handed back the last response head
+    /// (redirects, retries and a token refresh included; a middleware that reads the body before
+    /// handing the head on, like coalescing, is not counted). For a cache hit, until the stored
+    /// response was handed back.
     public var timeToHeaders: Duration
     /// From the start of the call until the whole body was read.
     public var total: Duration

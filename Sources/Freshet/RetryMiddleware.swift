@@ -84,7 +84,7 @@ public struct RetryMiddleware: ClientMiddleware {
         _ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String,
         next: @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?)
     ) async throws -> (HTTPResponse, HTTPBody?) {
-        let replayable = body.map { $0.iterationBehavior == .multiple } ?? true
+        let replayable = HTTPBody.canBeSentAgain(body)
         // `only-if-cached` never reaches the network: a cache's 504 "not stored" is final.
         let onlyIfCached = request.headerFields[values: .cacheControl].contains { $0.lowercased().contains("only-if-cached") }
         guard request.isIdempotent, replayable, policy.maxAttempts > 1, !onlyIfCached else {

@@ -8,11 +8,12 @@ import Tracing
 /// Records one client span per exchange with swift-distributed-tracing, and sends the trace
 /// context along in the request's header fields (W3C `traceparent` with swift-otel).
 ///
-/// The span is named after the operation (`GET /repos/{owner}/{repo}`: see ``Endpoint/named(_:)``)
-/// and carries OpenTelemetry's HTTP client attributes — `http.request.method`, `url.template`,
+/// The span is named after the operation (`GET /repos/{owner}/{repo}`: see ``Endpoint/named(_:)``;
+/// an endpoint without a route is named by its first path segment, `GET /repos`, which
+/// `url.template` then holds too) and carries OpenTelemetry's HTTP client attributes — `http.request.method`, `url.template`,
 /// `url.full` (redacted), `server.address`, `server.port`, `http.response.status_code`,
 /// `error.type` — plus `freshet.cache` (the cache's outcome) and `freshet.attempt` (from the
-/// retry middleware). It ends when the response body has been read (or dropped), so it covers
+/// retry middleware; with `http.request.resend_count` after a retry). It ends when the response body has been read (or dropped), so it covers
 /// the whole exchange. A status of 400 or more, or a failure, marks the span as an error.
 ///
 /// Put it outermost (``Middlewares/standard(logger:tracing:authentication:retry:rateLimit:coalescing:innermost:)``
@@ -21,7 +22,8 @@ import Tracing
 /// the default tracer:
 ///
 /// ```swift
-/// let observability = try OTel.bootstrap()          // swift-otel: sets InstrumentationSystem
+/// let observability = try OTel.bootstrap()          // swift-otel: sets InstrumentationSystem;
+/// // run `observability` (a Service) in your ServiceGroup, or spans are never exported
 /// let client = APIClient.live(baseURL: api, middlewares: Middlewares.standard(tracing: TracingMiddleware()))
 /// ```
 public struct TracingMiddleware: ClientMiddleware {
@@ -69,6 +71,7 @@ public struct TracingMiddleware: ClientMiddleware {
             span.attributes["http.response.status_code"] = code
             if let cache = report.cache { span.attributes["freshet.cache"] = cache.rawValue }
             span.attributes["freshet.attempt"] = report.attempt
+            if report.attempt > 1 { span.attributes["http.request.resend_count"] = report.attempt - 1 }
             if code >= 400 {
                 span.attributes["error.type"] = String(code)
                 span.setStatus(SpanStatus(code: .error))
@@ -126,6 +129,7 @@ private final class SpanEnd: Sendable {
     func finish(error: (any Error)? = nil) {
         guard let span = span.withLock({ s -> (any Span)? in defer { s = nil }; return s }) else { return }
         if let error {
+            span.attributes["error.type"] = TracingMiddleware.errorType(APIError.wrapping(error, url: nil))
             span.recordError(error)
             span.setStatus(SpanStatus(code: .error))
         }

@@ -28,7 +28,8 @@ public enum Transports {
     public static let sharedHTTPClient: HTTPClient = {
         var configuration = HTTPClient.Configuration(
             redirectConfiguration: .disallow,
-            timeout: .init(connect: connectTimeout, read: .seconds(30)),
+            // `write`: a server that stops reading an upload is cut off after 30 s without progress.
+            timeout: .init(connect: connectTimeout, read: .seconds(30), write: .seconds(30)),
             connectionPool: .init(idleTimeout: .seconds(60)),
             decompression: .disabled
         )

@@ -48,7 +48,9 @@ extension APIClient {
 
     private func performDownload(_ endpoint: Endpoint<Data>, to destination: URL,
                                  reporter: ProgressReporter) async throws(APIError) -> DownloadedFile {
-        let (request, base, url) = try makeRequest(endpoint, body: nil)
+        var (request, base, url) = try makeRequest(endpoint, body: nil)
+        // A file, not JSON: the client's default `Accept` would ask a negotiating server for the wrong thing.
+        if endpoint.headers[.accept] == nil { request.headerFields[.accept] = "*/*" }
         let shown = Redaction.redact(url)
         let partial = PartialDownload.Files(destination: destination)
         var resume = partial.resumePoint(url: shown)
@@ -67,22 +69,38 @@ extension APIClient {
                 }
                 let offset: Int64
                 let total: Int64?
+                var validator = PartialDownload.validator(response.headerFields)
                 switch response.status.code {
                 case 206:
-                    guard let resume, let range = ContentRange(response.headerFields[.contentRange]),
-                          range.first == resume.offset else {
+                    guard let current = resume else {
                         await HTTPBody.discard(body)
-                        throw APIError.transport(url: shown, reason: "the server sent a byte range that does not continue the partial file")
+                        throw APIError.transport(url: shown, reason: "the server sent part of the file although the whole was asked for")
                     }
-                    offset = resume.offset
-                    total = range.complete
+                    guard let range = ContentRange(response.headerFields[.contentRange]), range.first == current.offset else {
+                        // Not the rest of our partial file: forget it and ask for the whole.
+                        await HTTPBody.discard(body)
+                        partial.remove()
+                        resume = nil
+                        restarted = true
+                        continue
+                    }
+                    offset = current.offset
+                    total = range.complete ?? (range.last + 1)
+                    validator = validator ?? current.validator
                 case 200:
                     restarted = restarted || resume != nil
                     offset = 0
                     total = response.headerFields[.contentLength].flatMap { Int64($0) }
                 case 416 where resume != nil:
-                    // The partial file is not a prefix of this resource (it is longer): start over.
                     await HTTPBody.discard(body)
+                    // `bytes */N`: a partial file of exactly N bytes is the whole file (the last run
+                    // stopped before moving it into place); any other is not a prefix: start over.
+                    if let current = resume, let size = completeLength(response.headerFields[.contentRange]),
+                       size == current.offset {
+                        try partial.finish()
+                        return DownloadedFile(url: destination, bytes: size, resumedFrom: size, restarted: false,
+                                              status: response.status, headers: response.headerFields)
+                    }
                     partial.remove()
                     resume = nil
                     restarted = true
@@ -92,8 +110,12 @@ extension APIClient {
                     try Self.validate(response, body: data, url: url, errorBody: errorBody)
                     throw APIError.httpStatus(code: response.status.code, message: "not a file download", url: shown)
                 }
-                try partial.begin(PartialDownload(url: shown, validator: PartialDownload.validator(response.headerFields), total: total),
-                                  keepingFirst: offset)
+                do {
+                    try partial.begin(PartialDownload(url: shown, validator: validator, total: total), keepingFirst: offset)
+                } catch {
+                    await HTTPBody.discard(body)
+                    throw error
+                }
                 reporter.reset(completed: offset, total: total)
                 let written = try await partial.append(body, reporter: reporter)
                 let size = offset + written
@@ -121,9 +143,12 @@ struct PartialDownload: Codable, Equatable {
     /// The full length, when known.
     var total: Int64?
 
-    /// A strong `ETag`, else `Last-Modified` (weak tags cannot be used in `If-Range`).
+    /// A strong `ETag`, else `Last-Modified` when there is no entity tag at all (RFC 9110
+    /// §13.1.5: a weak tag cannot be used in `If-Range`, nor a date when there is a tag).
     static func validator(_ fields: HTTPFields) -> String? {
-        if let tag = fields[.eTag], !tag.hasPrefix("W/"), tag.hasPrefix("\"") { return tag }
+        if let tag = fields[.eTag] {
+            return !tag.hasPrefix("W/") && tag.hasPrefix("\"") ? tag : nil
+        }
         return fields[.lastModified]
     }
 
@@ -196,18 +221,13 @@ struct PartialDownload: Codable, Equatable {
             return written
         }
 
-        /// Moves the complete file into place and removes the description.
+        /// Moves the complete file into place (replacing what is there, in one `rename`) and
+        /// removes the description.
         func finish() throws(APIError) {
-            do {
-                if FileManager.default.fileExists(atPath: destination.path) {
-                    _ = try FileManager.default.replaceItemAt(destination, withItemAt: part)
-                } else {
-                    try FileManager.default.moveItem(at: part, to: destination)
-                }
-                try? FileManager.default.removeItem(at: meta)
-            } catch {
-                throw .fileAccess(path: destination.path, reason: error.localizedDescription)
+            guard rename(part.path, destination.path) == 0 else {
+                throw .fileAccess(path: destination.path, reason: String(cString: strerror(errno)))
             }
+            try? FileManager.default.removeItem(at: meta)
         }
 
         /// Forgets the partial download.
@@ -216,6 +236,12 @@ struct PartialDownload: Codable, Equatable {
             try? FileManager.default.removeItem(at: meta)
         }
     }
+}
+
+/// The length in an unsatisfied range's `Content-Range: bytes */N`.
+func completeLength(_ value: String?) -> Int64? {
+    guard let value, value.lowercased().hasPrefix("bytes */") else { return nil }
+    return Int64(value.dropFirst(8).trimmingCharacters(in: .whitespaces))
 }
 
 /// A `Content-Range: bytes first-last/complete` value (RFC 9110 §14.4).

@@ -12,7 +12,8 @@ import OpenAPIRuntime
 /// let response = try await client.upload(endpoint, from: .multipart(form)).value
 /// ```
 public struct MultipartFormData: Sendable {
-    /// How a file name (and a field name) outside plain ASCII is written in `Content-Disposition`.
+    /// How a file name outside plain ASCII is written in `Content-Disposition`. (Field names are
+    /// always written as browsers write them: UTF-8, with `"`, CR and LF percent-encoded.)
     public enum NameEncoding: Sendable {
         /// RFC 7578 §4.2: bytes outside printable ASCII, and `"`, `\` and `%`, are percent-encoded,
         /// as in a `file:` URI, so the header stays ASCII (`résumé.pdf` → `r%C3%A9sum%C3%A9.pdf`).
@@ -43,7 +44,7 @@ public struct MultipartFormData: Sendable {
 
     /// The boundary between parts.
     public let boundary: String
-    /// How names are written (default ``NameEncoding/percentEncoded``).
+    /// How file names are written (default ``NameEncoding/percentEncoded``).
     public var nameEncoding: NameEncoding
     /// The parts, in order.
     public private(set) var parts: [Part] = []
@@ -76,7 +77,7 @@ public struct MultipartFormData: Sendable {
     ///   - name: the form field's name.
     ///   - filename: the name sent (default: the file's own name).
     ///   - contentType: the part's media type.
-    /// - Throws: ``APIError/invalidRequest(_:)`` when the file cannot be read.
+    /// - Throws: ``APIError/fileAccess(path:reason:)`` when the file cannot be read.
     public mutating func appendFile(at url: URL, name: String, filename: String? = nil,
                                     contentType: String = "application/octet-stream") throws(APIError) {
         let body = try RequestBody.file(url)
@@ -86,8 +87,10 @@ public struct MultipartFormData: Sendable {
     }
 
     /// The exact length of the encoded form.
-    public var length: Int64 {
-        segments().reduce(0) { total, segment in
+    public var length: Int64 { Self.length(of: segments()) }
+
+    static func length(of segments: [Segment]) -> Int64 {
+        segments.reduce(0) { total, segment in
             switch segment {
             case .bytes(let bytes): return total + Int64(bytes.count)
             case .file(_, let size): return total + size
@@ -98,7 +101,7 @@ public struct MultipartFormData: Sendable {
     /// The form as a streamed request body.
     public var body: RequestBody {
         let segments = segments()
-        let length = self.length
+        let length = Self.length(of: segments)
         return RequestBody(contentType: contentType, length: length, replayable: true) {
             HTTPBody(MultipartChunks(segments: segments), length: .known(length), iterationBehavior: .multiple)
         }
@@ -130,7 +133,7 @@ public struct MultipartFormData: Sendable {
     }
 
     private func disposition(name: String, filename: String?) -> String {
-        var value = "form-data; name=\"\(Self.encode(name, nameEncoding))\""
+        var value = "form-data; name=\"\(Self.encode(name, .utf8))\""
         if let filename { value += "; filename=\"\(Self.encode(filename, nameEncoding))\"" }
         return value
     }
@@ -194,7 +197,7 @@ struct MultipartChunks: AsyncSequence, Sendable {
                     index += 1
                     if !bytes.isEmpty { return bytes[...] }
                 case .file(let url, let size):
-                    file = FileChunks(url: url, chunkSize: 64 * 1024, expected: size).makeAsyncIterator()
+                    file = FileChunks(url: url, chunkSize: RequestBody.defaultChunkSize, expected: size).makeAsyncIterator()
                 }
             }
         }

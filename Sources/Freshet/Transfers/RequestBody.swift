@@ -39,6 +39,9 @@ public struct RequestBody: Sendable {
     /// The body as swift-openapi-runtime's `HTTPBody`, ready to send.
     public func httpBody() -> HTTPBody { make() }
 
+    /// How much of a file is read at a time: 64 KiB.
+    public static let defaultChunkSize = 64 * 1024
+
     /// Bytes already in memory.
     public static func data(_ data: Data, contentType: String? = nil) -> RequestBody {
         RequestBody(contentType: contentType, length: Int64(data.count), replayable: true) { HTTPBody(data) }
@@ -46,13 +49,13 @@ public struct RequestBody: Sendable {
 
     /// A file, read in chunks of `chunkSize` bytes as they are sent, with its size as
     /// `Content-Length`.
-    /// - Throws: ``APIError/invalidRequest(_:)`` when the file cannot be read.
-    public static func file(_ url: URL, contentType: String? = nil, chunkSize: Int = 64 * 1024) throws(APIError) -> RequestBody {
+    /// - Throws: ``APIError/fileAccess(path:reason:)`` when the file cannot be read.
+    public static func file(_ url: URL, contentType: String? = nil, chunkSize: Int = RequestBody.defaultChunkSize) throws(APIError) -> RequestBody {
         let size: Int64
         do {
             let attributes = try FileManager.default.attributesOfItem(atPath: url.path)
             guard (attributes[.type] as? FileAttributeType) == .typeRegular else {
-                throw APIError.invalidRequest("\(url.path) is not a regular file")
+                throw APIError.fileAccess(path: url.path, reason: "it is not a regular file")
             }
             size = (attributes[.size] as? NSNumber)?.int64Value ?? 0
             // Opened once here so a missing or unreadable file fails now, not mid-request.
@@ -60,7 +63,7 @@ public struct RequestBody: Sendable {
         } catch let error as APIError {
             throw error
         } catch {
-            throw .invalidRequest("the file \(url.path) cannot be read (\(error.localizedDescription))")
+            throw .fileAccess(path: url.path, reason: "it cannot be read (\(error.localizedDescription))")
         }
         let chunk = max(1, chunkSize)
         return RequestBody(contentType: contentType, length: size, replayable: true) {
@@ -108,14 +111,14 @@ struct FileChunks: AsyncSequence, Sendable {
                 done = true
                 try? handle?.close()
                 guard read == expected else {
-                    throw APIError.invalidRequest("the file \(url.path) changed while it was sent (\(read) of \(expected) bytes)")
+                    throw APIError.fileAccess(path: url.path, reason: "it changed while it was sent (\(read) of \(expected) bytes)")
                 }
                 return nil
             }
             read += Int64(data.count)
             guard read <= expected else {
                 try? handle?.close()
-                throw APIError.invalidRequest("the file \(url.path) grew while it was sent")
+                throw APIError.fileAccess(path: url.path, reason: "it grew while it was sent")
             }
             return ArraySlice(data)
         }
@@ -123,5 +126,12 @@ struct FileChunks: AsyncSequence, Sendable {
 
     func makeAsyncIterator() -> AsyncIterator {
         AsyncIterator(url: url, chunkSize: chunkSize, expected: expected)
+    }
+}
+
+extension HTTPBody {
+    /// Whether a request with `body` can be sent again (no body, or one that can be iterated twice).
+    static func canBeSentAgain(_ body: HTTPBody?) -> Bool {
+        body.map { $0.iterationBehavior == .multiple } ?? true
     }
 }

@@ -36,8 +36,8 @@ public struct TransferProgress: Sendable, Equatable {
 /// The work starts at once and runs whether or not anyone reads ``progress``. Awaiting
 /// ``value`` from a task that is then cancelled cancels the transfer, as ``cancel()`` does.
 public struct Transfer<Value: Sendable>: Sendable {
-    /// Progress updates, newest first when the reader is slow (older ones are dropped); the
-    /// sequence ends when the transfer does.
+    /// Progress updates for one reader: when it is slow, only the newest value waits for it
+    /// (older ones are dropped). The sequence ends when the transfer does.
     public let progress: AsyncStream<TransferProgress>
     private let task: Task<Value, any Error>
 
