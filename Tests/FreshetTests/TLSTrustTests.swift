@@ -136,6 +136,19 @@ struct TLSTrustTests {
         }
     }
 
+    #if os(Linux)
+    @Test("Pins with the system's roots (Linux): a test root is not among them, so even the right pin is refused", arguments: Kind.allCases)
+    func systemRootsWithPin(kind: Kind) async throws {
+        let certificates = try TestCertificates.make()
+        let trust = TLSTrust(roots: .system, pins: [try SPKIPin(certificates.serverPin)])
+        try await withTLSOrigin(certificates) { origin in
+            let failure = await Self.refusal { _ = try await Self.get(kind.transport(trust), origin) }
+            #expect(failure?.kind == .unknownRoot, "\(String(describing: failure))")
+            #expect(origin.requests == 0)
+        }
+    }
+    #endif
+
     @Test("Custom roots without pins: the trusted root answers 200; expired and unknown-root chains are refused", arguments: Kind.allCases)
     func rootsWithoutPins(kind: Kind) async throws {
         let certificates = try TestCertificates.make()
