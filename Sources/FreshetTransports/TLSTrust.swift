@@ -84,7 +84,7 @@ public struct SPKIPin: Hashable, Sendable, CustomStringConvertible {
 /// let transport = Transports.asyncHTTPClient(trust: trust)
 /// ```
 ///
-/// See <doc:TLSTrust> for how each transport applies it.
+/// See <doc:TrustAndPinning> for how each transport applies it.
 public struct TLSTrust: Hashable, Sendable {
     /// The certificates a server's chain must lead to.
     public enum Roots: Hashable, Sendable {

@@ -26,7 +26,7 @@ public final class HTTP1ConnectionPool: Sendable {
         /// only if the server's chain verifies against ``tls``'s trust roots (and
         /// `additionalTrustRoots`) and one of its certificates has a pinned key; the chain is then
         /// verified by swift-certificates in NIOSSL's verification callback, instead of BoringSSL
-        /// (see <doc:TLSTrust>). A refused chain fails the request with a ``TLSTrustFailure``.
+        /// (see <doc:TrustAndPinning>). A refused chain fails the request with a ``TLSTrustFailure``.
         public var pins: [SPKIPin]
 
         /// Creates a configuration.
