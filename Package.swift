@@ -47,6 +47,9 @@ let package = Package(
         // Already in the graph through async-http-client; named here because HTTP1Transport uses them directly.
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        // Already in the graph through swift-nio-extras; named because TLS pinning verifies chains with them.
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.0"),
         // The proxy builds its own HTTP/1.1 pipeline (Hummingbird's, plus the hit handler).
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
         // Already in the graph through Hummingbird; named because FreshetProxy runs its server directly.
@@ -84,6 +87,10 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOTLS", package: "swift-nio"),
+                // TLS pinning: the verified chain (X509, SwiftASN1) and the pins' SHA-256 (Crypto).
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         .target(

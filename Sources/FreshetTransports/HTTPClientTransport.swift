@@ -16,7 +16,9 @@ import OpenAPIRuntime
 /// write `M-SEARCH` as `MSEARCH`).
 ///
 /// Errors are AsyncHTTPClient's and NIO's; wrap it in ``ClassifyingTransport`` (as
-/// ``Transports/asyncHTTPClient(timeout:)`` does) to get `TransportFailure`s.
+/// ``Transports/asyncHTTPClient(timeout:)`` does) to get `TransportFailure`s. A server certificate
+/// chain refused in the handshake is a ``TLSTrustFailure`` (of kind `notTrusted`: AsyncHTTPClient's
+/// TLS stack does not say why).
 public struct HTTPClientTransport: ClientTransport {
     /// The deadline for the response head; the body then streams as long as data keeps coming
     /// (the client's read timeout applies between reads).
@@ -37,11 +39,13 @@ public struct HTTPClientTransport: ClientTransport {
     private enum ClientSource: Sendable {
         case given(HTTPClient)
         case shared
+        case trusting(TLSTrust.Roots)
 
         var client: HTTPClient {
             switch self {
             case .given(let client): return client
             case .shared: return Transports.sharedHTTPClient
+            case .trusting(let roots): return Transports.sharedHTTPClient(trusting: roots)
             }
         }
     }
@@ -57,6 +61,14 @@ public struct HTTPClientTransport: ClientTransport {
     public init(headTimeout: TimeAmount) {
         self.headTimeout = headTimeout
         self.source = .shared
+    }
+
+    /// Creates the transport over ``Transports/sharedHTTPClient(trusting:)`` for `roots`, looked
+    /// up when the first request is sent. (AsyncHTTPClient cannot check pins:
+    /// ``Transports/asyncHTTPClient(timeout:trust:)`` sends pinned requests another way.)
+    public init(headTimeout: TimeAmount, roots: TLSTrust.Roots) {
+        self.headTimeout = headTimeout
+        self.source = roots == .system ? .shared : .trusting(roots)
     }
 
     /// Sends `request` to `baseURL` + its path; the response body streams as it arrives.
@@ -78,9 +90,16 @@ public struct HTTPClientTransport: ClientTransport {
             outbound.body = .stream(body.map { ByteBuffer(bytes: $0) }, length: length)
         }
         // An upload's body is sent before the head comes back: a transfer is bounded by the
-        // client's read timeout between reads, not by a deadline for the whole head.
+        // client's read and write timeouts between reads and writes, not by a deadline for the head.
         let deadline: NIODeadline = TransferContext.isTransfer ? .distantFuture : .now() + headTimeout
-        let response = try await client.execute(outbound, deadline: deadline)
+        let response: HTTPClientResponse
+        do {
+            response = try await client.execute(outbound, deadline: deadline)
+        } catch {
+            // A refused certificate chain says so (BoringSSL's own error does not), and is not retried.
+            if let refused = TransportErrorClassifier.trustFailure(for: error, host: url.host ?? "") { throw refused }
+            throw error
+        }
         let head = HTTPResponse(nioStatus: response.status, headers: response.headers)
         guard request.method != .head else { return (head, nil) }
         let length = head.announcedBodyLength

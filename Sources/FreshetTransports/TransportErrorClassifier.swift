@@ -68,6 +68,17 @@ enum TransportErrorClassifier {
         }
     }
 
+    /// `error` as a ``TLSTrustFailure`` when it is BoringSSL refusing the certificate chain of
+    /// `host` in the handshake (`CERTIFICATE_VERIFY_FAILED`); BoringSSL does not say why.
+    static func trustFailure(for error: any Error, host: String) -> TLSTrustFailure? {
+        guard case .handshakeFailed(let underlying) = error as? NIOSSLError,
+              String(describing: underlying).contains("CERTIFICATE_VERIFY_FAILED") else { return nil }
+        return TLSTrustFailure(
+            .notTrusted, host: host,
+            reason: "the server's certificate chain was refused: it does not lead to a trusted root, has expired,"
+                + " or is not for this host (BoringSSL's CERTIFICATE_VERIFY_FAILED does not say which)")
+    }
+
     /// Whether `error` says the connection was closed or reset (by the peer, or found closed).
     static func isClose(_ error: any Error) -> Bool {
         switch error {

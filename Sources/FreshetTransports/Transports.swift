@@ -4,8 +4,10 @@ import Freshet
 import HTTPTypes
 import NIOCore
 import NIOPosix
+import NIOSSL
 import OpenAPIRuntime
 import OpenAPIURLSession
+import Synchronization
 
 /// The live transports Freshet ships with.
 ///
@@ -25,8 +27,14 @@ public enum Transports {
     /// Redirects are not followed here (Freshet's redirect policy decides), the connect timeout
     /// is 10 s, a refused connection fails at once (no silent pool retries), and idle keep-alive
     /// connections are kept for 60 s. It lives as long as the process.
-    public static let sharedHTTPClient: HTTPClient = {
+    public static let sharedHTTPClient: HTTPClient = HTTPClient(
+        eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: clientConfiguration(tls: nil))
+
+    /// The configuration of ``sharedHTTPClient``, with `tls` (`nil`: AsyncHTTPClient's default,
+    /// the system's roots).
+    private static func clientConfiguration(tls: TLSConfiguration?) -> HTTPClient.Configuration {
         var configuration = HTTPClient.Configuration(
+            tlsConfiguration: tls,
             redirectConfiguration: .disallow,
             // `write`: a server that stops reading an upload is cut off after 30 s without progress.
             timeout: .init(connect: connectTimeout, read: .seconds(30), write: .seconds(30)),
@@ -40,8 +48,37 @@ public enum Transports {
         // AsyncHTTPClient keeps 8 HTTP/1.1 connections per host by default, which silently caps a
         // fan-out of 32 at 8. Allow 64 (GitHub asks for fewer than 100 concurrent requests).
         configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = maxConnectionsPerHost
-        return HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration)
-    }()
+        return configuration
+    }
+
+    /// Clients and pools for trusts other than the system's: one of each per distinct trust, made
+    /// on first use and kept, like ``sharedHTTPClient``, for the life of the process.
+    private static let trusted = Mutex<(clients: [TLSTrust.Roots: HTTPClient], pools: [TLSTrust: HTTP1ConnectionPool])>(([:], [:]))
+
+    /// The process-wide AsyncHTTPClient trusting `roots`: configured as ``sharedHTTPClient`` is,
+    /// made on first use and kept for the life of the process, one per distinct set of roots.
+    /// `.system` gives ``sharedHTTPClient``.
+    public static func sharedHTTPClient(trusting roots: TLSTrust.Roots) -> HTTPClient {
+        if roots == .system { return sharedHTTPClient }
+        return trusted.withLock { trusted in
+            if let client = trusted.clients[roots] { return client }
+            let client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton,
+                                    configuration: clientConfiguration(tls: TLSTrust(roots: roots).clientConfiguration()))
+            trusted.clients[roots] = client
+            return client
+        }
+    }
+
+    /// The process-wide HTTP/1.1 pool for a pinned `trust`, made on first use.
+    private static func pinnedPool(_ trust: TLSTrust) -> HTTP1ConnectionPool {
+        trusted.withLock { trusted in
+            if let pool = trusted.pools[trust] { return pool }
+            let pool = HTTP1ConnectionPool(configuration: .init(maxConnectionsPerHost: maxConnectionsPerHost,
+                                                                connectTimeout: Duration(connectTimeout), trust: trust))
+            trusted.pools[trust] = pool
+            return pool
+        }
+    }
 
     /// The default transport: AsyncHTTPClient over ``sharedHTTPClient``, with failures classified
     /// as `TransportFailure` so `APIError` can say "unreachable" or "timed out".
@@ -49,6 +86,31 @@ public enum Transports {
     public static func asyncHTTPClient(timeout: Duration = requestTimeout) -> any ClientTransport {
         let transport = HTTPClientTransport(headTimeout: TimeAmount(timeout))
         // AsyncHTTPClient's deadline ends when the response head arrives; the body is held to it here.
+        return ClassifyingTransport(base: transport, deadline: timeout)
+    }
+
+    /// The default transport with custom trust: `trust`'s roots, and its pins if it has any.
+    ///
+    /// Without pins this is AsyncHTTPClient, exactly as ``asyncHTTPClient(timeout:)`` but over a
+    /// process-wide client trusting `trust`'s roots (``sharedHTTPClient(trusting:)``): HTTP/2
+    /// where the server offers it.
+    ///
+    /// With pins, requests go through ``HTTP1Transport`` instead (HTTP/1.1 only, over a
+    /// process-wide ``HTTP1ConnectionPool`` per trust), with the same deadline and failure
+    /// classification. AsyncHTTPClient (1.x) offers no way to check a pin soundly: it gives
+    /// NIOSSL's handshake no verification callback and shows a connection's hooks only the
+    /// server's own certificate, never the verified chain a pin must be checked against.
+    ///
+    /// A refused certificate chain fails with a ``TLSTrustFailure`` (not retried).
+    /// - Parameters:
+    ///   - timeout: the deadline for one whole request.
+    ///   - trust: the roots the server's chain must lead to, and the pins one of its keys must match.
+    public static func asyncHTTPClient(timeout: Duration = requestTimeout, trust: TLSTrust) -> any ClientTransport {
+        guard !trust.pins.isEmpty else {
+            let transport = HTTPClientTransport(headTimeout: TimeAmount(timeout), roots: trust.roots)
+            return ClassifyingTransport(base: transport, deadline: timeout)
+        }
+        let transport = HTTP1Transport(headTimeout: timeout, pool: pinnedPool(trust))
         return ClassifyingTransport(base: transport, deadline: timeout)
     }
 

@@ -36,6 +36,12 @@ struct ProxyCommand: AsyncParsableCommand {
 
             With --metrics HOST:PORT it serves Prometheus metrics at /metrics there and prints \
             `metrics on http://HOST:PORT/metrics`.
+
+            An https origin's certificate chain must lead to the system's trust roots, or with \
+            --ca-file to the PEM certificates given (instead of the system's). With --pin \
+            sha256/BASE64 (the SHA-256 of a certificate's SubjectPublicKeyInfo, as OkHttp writes \
+            it), a connection is made only if some certificate of the verified chain has a pinned \
+            key; otherwise each request is answered 502 saying which keys the chain had.
             """)
 
     @Option(help: "The origin to forward to, e.g. https://api.github.com (a path in it prefixes every request).")
@@ -68,6 +74,33 @@ struct ProxyCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Serve Prometheus metrics at http://HOST:PORT/metrics.", valueName: "host:port"))
     var metrics: String?
 
+    @Option(name: .customLong("ca-file"), help: ArgumentHelp(
+        "Trust the PEM certificates in this file as the https origin's roots, instead of the system's (repeatable).",
+        valueName: "path"))
+    var caFiles: [String] = []
+
+    @Option(name: .customLong("pin"), help: ArgumentHelp(
+        "Accept the https origin only if a key of its verified chain has this pin: sha256/BASE64 of the SubjectPublicKeyInfo (repeatable).",
+        valueName: "sha256/base64"))
+    var pins: [String] = []
+
+    /// The trust of `--ca-file` and `--pin`; `nil` when neither is given (the system's roots).
+    func trust() throws -> TLSTrust? {
+        guard !caFiles.isEmpty || !pins.isEmpty else { return nil }
+        let parsed: [SPKIPin]
+        do {
+            parsed = try pins.map { try SPKIPin($0) }
+        } catch {
+            throw ValidationError("--pin: \(error)")
+        }
+        guard !caFiles.isEmpty else { return TLSTrust(roots: .system, pins: parsed) }
+        do {
+            return try TLSTrust(rootsPEMFiles: caFiles, pins: parsed)
+        } catch {
+            throw ValidationError("--ca-file: \(error)")
+        }
+    }
+
     /// The PostgreSQL store's URL: `--store`, else `FRESHET_DATABASE_URL`; `nil` for SQLite.
     var storeURL: String? {
         if let store { return store }
@@ -93,6 +126,7 @@ struct ProxyCommand: AsyncParsableCommand {
             }
         }
         guard timeout > 0 else { throw ValidationError("--timeout must be at least 1 second.") }
+        _ = try trust()
         guard maxEntryBytes >= 0 else { throw ValidationError("--max-entry-bytes cannot be negative.") }
     }
 
@@ -112,7 +146,10 @@ struct ProxyCommand: AsyncParsableCommand {
         let store = opened.store
         let proxyMetrics = opened.metrics
         // HTTP1Transport rather than AsyncHTTPClient: it relays the origin's interim (1xx) responses.
-        let transport = HTTP1Transport(headTimeout: .seconds(timeout))
+        // With --ca-file or --pin, over a pool of its own trusting those roots and requiring a pin.
+        let transport = try trust().map {
+            HTTP1Transport(headTimeout: .seconds(timeout), pool: HTTP1ConnectionPool(configuration: .init(trust: $0)))
+        } ?? HTTP1Transport(headTimeout: .seconds(timeout))
         let forwarder = ProxyForwarder(
             origin: originURL, store: store,
             mode: privateCache ? .private : .shared, maxEntryBytes: maxEntryBytes, transport: transport,

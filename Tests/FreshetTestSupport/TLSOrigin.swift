@@ -6,7 +6,8 @@ import NIOSSL
 import Synchronization
 
 /// A certificate authority and a server certificate made at test time with the `openssl`
-/// command: a self-signed P-256 root, and a P-256 leaf it signs for `localhost` and `127.0.0.1`.
+/// command: a self-signed P-256 root, and a P-256 leaf it signs for `localhost` and `127.0.0.1`
+/// (valid for a day, or expired since yesterday).
 public struct TestCertificates: Sendable {
     /// The root, PEM: what a client trusts.
     public var rootPEM: String
@@ -14,6 +15,11 @@ public struct TestCertificates: Sendable {
     public var serverCertificatePEM: String
     /// The server's private key, PEM.
     public var serverKeyPEM: String
+    /// The pin of the root's public key, `sha256/BASE64`, as the `openssl` command computes it
+    /// (`x509 -pubkey | pkey -pubin -outform der | dgst -sha256 -binary`, base64).
+    public var rootPin: String
+    /// The pin of the server certificate's public key, computed the same way.
+    public var serverPin: String
 
     /// Whether the `openssl` command can be run here.
     public static var opensslAvailable: Bool { opensslPath != nil }
@@ -27,8 +33,9 @@ public struct TestCertificates: Sendable {
         public var description: String
     }
 
-    /// Makes a new root (`commonName`) and a server certificate it signs, valid for a day.
-    public static func make(commonName: String = "Freshet Test Root") throws -> TestCertificates {
+    /// Makes a new root (`commonName`) and a server certificate it signs, valid for a day; with
+    /// `expiredServer`, the server certificate was valid from two days ago until yesterday.
+    public static func make(commonName: String = "Freshet Test Root", expiredServer: Bool = false) throws -> TestCertificates {
         guard let openssl = opensslPath else { throw Failure(description: "no openssl command") }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("freshet-tls-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -37,21 +44,58 @@ public struct TestCertificates: Sendable {
         try "subjectAltName=DNS:localhost,IP:127.0.0.1\nbasicConstraints=critical,CA:FALSE\nextendedKeyUsage=serverAuth\n"
             .write(toFile: path("server.ext"), atomically: true, encoding: .utf8)
         let curve = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
+        let sign: [String]
+        if expiredServer {
+            // `openssl x509 -req` (3.0) cannot date a certificate in the past; `openssl ca` can.
+            try "[ca]\ndefault_ca = test\n[test]\ndatabase = \(path("index.txt"))\nnew_certs_dir = \(directory.path)\n"
+                .appending("serial = \(path("serial"))\ndefault_md = sha256\npolicy = any\n[any]\ncommonName = supplied\n")
+                .write(toFile: path("ca.cnf"), atomically: true, encoding: .utf8)
+            try "".write(toFile: path("index.txt"), atomically: true, encoding: .utf8)
+            try "01\n".write(toFile: path("serial"), atomically: true, encoding: .utf8)
+            let formatter = DateFormatter()
+            formatter.locale = Locale(identifier: "en_US_POSIX")
+            formatter.timeZone = TimeZone(identifier: "UTC")
+            formatter.dateFormat = "yyyyMMddHHmmss'Z'"
+            let now = Date()
+            sign = ["ca", "-batch", "-config", path("ca.cnf"), "-cert", path("root.pem"), "-keyfile", path("root.key"),
+                    "-in", path("server.csr"), "-out", path("server.pem"), "-notext", "-extfile", path("server.ext"),
+                    "-startdate", formatter.string(from: now.addingTimeInterval(-2 * 86_400)),
+                    "-enddate", formatter.string(from: now.addingTimeInterval(-86_400))]
+        } else {
+            sign = ["x509", "-req", "-in", path("server.csr"), "-CA", path("root.pem"), "-CAkey", path("root.key"),
+                    "-CAcreateserial", "-out", path("server.pem"), "-days", "1", "-extfile", path("server.ext")]
+        }
         for arguments in [
             ["req", "-x509"] + curve + ["-keyout", path("root.key"), "-out", path("root.pem"), "-days", "1",
                                         "-subj", "/CN=\(commonName)",
                                         "-addext", "basicConstraints=critical,CA:TRUE",
                                         "-addext", "keyUsage=critical,keyCertSign,cRLSign"],
             ["req"] + curve + ["-keyout", path("server.key"), "-out", path("server.csr"), "-subj", "/CN=localhost"],
-            ["x509", "-req", "-in", path("server.csr"), "-CA", path("root.pem"), "-CAkey", path("root.key"),
-             "-CAcreateserial", "-out", path("server.pem"), "-days", "1", "-extfile", path("server.ext")],
+            sign,
         ] {
             try run(openssl, arguments)
+        }
+        // The pins as OkHttp's documentation and HPKP compute them, with the openssl command alone.
+        for name in ["root", "server"] {
+            try run(openssl, ["x509", "-in", path("\(name).pem"), "-pubkey", "-noout", "-out", path("\(name).pub")])
+            try run(openssl, ["pkey", "-pubin", "-in", path("\(name).pub"), "-outform", "der", "-out", path("\(name).spki")])
+            try run(openssl, ["dgst", "-sha256", "-binary", "-out", path("\(name).sha256"), path("\(name).spki")])
+        }
+        func pin(_ name: String) throws -> String {
+            "sha256/" + (try Data(contentsOf: URL(fileURLWithPath: path("\(name).sha256")))).base64EncodedString()
         }
         return TestCertificates(
             rootPEM: try String(contentsOfFile: path("root.pem"), encoding: .utf8),
             serverCertificatePEM: try String(contentsOfFile: path("server.pem"), encoding: .utf8),
-            serverKeyPEM: try String(contentsOfFile: path("server.key"), encoding: .utf8))
+            serverKeyPEM: try String(contentsOfFile: path("server.key"), encoding: .utf8),
+            rootPin: try pin("root"), serverPin: try pin("server"))
+    }
+
+    /// Writes the root's PEM to a new file in the temporary directory and returns its path.
+    public func writeRoot() throws -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("freshet-root-\(UUID().uuidString).pem").path
+        try rootPEM.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
     }
 
     private static func run(_ executable: String, _ arguments: [String]) throws {
@@ -91,10 +135,13 @@ public final class TLSOrigin: Sendable {
     private let channel: any Channel
     private let answered: Answered
 
-    /// Starts the origin.
-    public init(certificates: TestCertificates) async throws {
+    /// Starts the origin. `alsoSent`: PEM certificates sent after the server's own in the
+    /// handshake (as intermediates would be), whether or not they belong to its chain.
+    public init(certificates: TestCertificates, alsoSent: [String] = []) async throws {
+        let extra = try alsoSent.map { NIOSSLCertificateSource.certificate(try NIOSSLCertificate(bytes: Array($0.utf8), format: .pem)) }
         var configuration = TLSConfiguration.makeServerConfiguration(
-            certificateChain: [.certificate(try NIOSSLCertificate(bytes: Array(certificates.serverCertificatePEM.utf8), format: .pem))],
+            certificateChain: [.certificate(try NIOSSLCertificate(bytes: Array(certificates.serverCertificatePEM.utf8), format: .pem))]
+                + extra,
             privateKey: .privateKey(try NIOSSLPrivateKey(bytes: Array(certificates.serverKeyPEM.utf8), format: .pem)))
         configuration.applicationProtocols = ["http/1.1"]
         let context = try NIOSSLContext(configuration: configuration)
@@ -155,12 +202,12 @@ public final class TLSOrigin: Sendable {
     }
 }
 
-/// Runs `body` with a ``TLSOrigin`` presenting `certificates`, stopping it afterwards whether
+/// Runs `body` with a ``TLSOrigin`` presenting `certificates` (and `alsoSent`), stopping it afterwards whether
 /// `body` returns or throws.
 public func withTLSOrigin<T: Sendable>(
-    _ certificates: TestCertificates, _ body: (TLSOrigin) async throws -> T
+    _ certificates: TestCertificates, alsoSent: [String] = [], _ body: (TLSOrigin) async throws -> T
 ) async throws -> T {
-    let origin = try await TLSOrigin(certificates: certificates)
+    let origin = try await TLSOrigin(certificates: certificates, alsoSent: alsoSent)
     do {
         let result = try await body(origin)
         await origin.stop()

@@ -33,7 +33,7 @@ struct HTTP1TransportTLSTests {
         }
     }
 
-    @Test("A certificate that does not chain to a trusted root: a TransportFailure, nothing sent")
+    @Test("A certificate that does not chain to a trusted root: a TLSTrustFailure, nothing sent")
     func untrustedRoot() async throws {
         let certificates = try TestCertificates.make()
         // Trusts another root, made the same way: the origin's chain does not lead to it.
@@ -41,11 +41,12 @@ struct HTTP1TransportTLSTests {
         let pool = HTTP1ConnectionPool(configuration: .init(tls: try other.clientConfiguration()))
         defer { pool.closeIdleConnections() }
         try await withTLSOrigin(certificates) { origin in
-            let failure = await #expect(throws: TransportFailure.self) {
+            let failure = await #expect(throws: TLSTrustFailure.self) {
                 _ = try await Self.get("/secure", pool: pool, origin: origin)
             }
-            #expect(failure?.kind == .connectionLost, "\(String(describing: failure))")
-            #expect(failure?.reason.contains("TLS") == true, "\(String(describing: failure))")
+            #expect(failure?.kind == .notTrusted, "\(String(describing: failure))")
+            #expect(failure?.description.contains("TLS: 127.0.0.1: the server's certificate chain was refused") == true,
+                    "\(String(describing: failure))")
             #expect(origin.requests == 0)
             #expect(await eventually { pool.openConnections == 0 }, "the rejected connection is closed")
         }

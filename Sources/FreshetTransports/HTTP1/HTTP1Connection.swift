@@ -70,9 +70,23 @@ final class HTTP1Connection: Sendable {
         channel.close(promise: nil)
     }
 
-    static func connect(_ key: HTTP1ConnectionPool.Key, tls: NIOSSLContext?, group: any EventLoopGroup,
+    /// How `https` connections are secured: NIOSSL's context, and the verifier of the pool's pins
+    /// (which then replaces BoringSSL's verification: see ``PinnedChainVerifier``).
+    struct TLS: Sendable {
+        var context: NIOSSLContext
+        var verifier: PinnedChainVerifier?
+    }
+
+    /// Why the pins' verifier refused a connection's chain.
+    private final class Refusal: Sendable {
+        let failure = Mutex<TLSTrustFailure?>(nil)
+    }
+
+    static func connect(_ key: HTTP1ConnectionPool.Key, tls: TLS?, group: any EventLoopGroup,
                         timeout: TimeAmount, pool: HTTP1ConnectionPool? = nil) async throws -> HTTP1Connection {
         let serverName: String? = key.host.isIPAddress ? nil : key.host
+        // Why the pins' verifier refused the chain: NIOSSL only reports that the handshake failed.
+        let refusal = Refusal()
         // The handshake's future comes out of the initializer: looked up afterwards, its handler
         // may already be gone with a connection the origin (or a failed handshake) closed at once.
         let (asyncChannel, opened) = try await ClientBootstrap(group: group)
@@ -82,7 +96,24 @@ final class HTTP1Connection: Sendable {
                     let sync = channel.pipeline.syncOperations
                     var opened: EventLoopFuture<Void>?
                     if let tls {
-                        try sync.addHandler(NIOSSLClientHandler(context: tls, serverHostname: serverName))
+                        if let verifier = tls.verifier {
+                            let host = key.host
+                            try sync.addHandler(NIOSSLClientHandler(
+                                context: tls.context, serverHostname: serverName,
+                                customVerificationCallbackWithMetadata: { presented, promise in
+                                    promise.completeWithTask {
+                                        do throws(TLSTrustFailure) {
+                                            _ = try await verifier.verify(presented, host: host)
+                                            return .certificateVerified(VerificationMetadata(nil))
+                                        } catch {
+                                            refusal.failure.withLock { $0 = error }
+                                            return .failed
+                                        }
+                                    }
+                                }))
+                        } else {
+                            try sync.addHandler(NIOSSLClientHandler(context: tls.context, serverHostname: serverName))
+                        }
                         let handshake = HTTP1HandshakeHandler(timeout: timeout)
                         try sync.addHandler(handshake)
                         opened = handshake.opened
@@ -118,6 +149,8 @@ final class HTTP1Connection: Sendable {
             throw TransportFailure(.unreachable, reason: "the connection closed as soon as it opened")
         } catch {
             channel.close(promise: nil)
+            // The handshake failed because the pins' verifier refused the chain: say why.
+            if let refused = refusal.failure.withLock({ $0 }) { throw refused }
             throw error
         }
     }
@@ -232,7 +265,7 @@ private final class ResponseReader: @unchecked Sendable {
 
 extension String {
     /// An IPv4 or IPv6 literal (which TLS's SNI must not carry).
-    fileprivate var isIPAddress: Bool {
+    var isIPAddress: Bool {
         var v4 = in_addr()
         var v6 = in6_addr()
         return inet_pton(AF_INET, self, &v4) == 1 || inet_pton(AF_INET6, self, &v6) == 1

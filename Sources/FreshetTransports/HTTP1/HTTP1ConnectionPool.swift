@@ -19,16 +19,33 @@ public final class HTTP1ConnectionPool: Sendable {
         /// How long making a connection (TCP, and TLS for `https`) may take (default 10 s).
         public var connectTimeout: Duration
         /// TLS for `https` origins (default: the system's trust roots; ALPN is always `http/1.1`).
-        /// For an origin with a private CA, set its `trustRoots` (e.g. `.certificates([root])`).
+        /// For an origin with a private CA, set its `trustRoots` (e.g. `.certificates([root])`), or
+        /// make the configuration with ``init(maxConnectionsPerHost:idleTimeout:connectTimeout:trust:)``.
         public var tls: TLSConfiguration
+        /// Public-key pins for `https` origins (default: none). When given, a connection is made
+        /// only if the server's chain verifies against ``tls``'s trust roots (and
+        /// `additionalTrustRoots`) and one of its certificates has a pinned key; the chain is then
+        /// verified by swift-certificates in NIOSSL's verification callback, instead of BoringSSL
+        /// (see <doc:TrustAndPinning>). A refused chain fails the request with a ``TLSTrustFailure``.
+        public var pins: [SPKIPin]
 
         /// Creates a configuration.
         public init(maxConnectionsPerHost: Int = 64, idleTimeout: Duration = .seconds(60),
-                    connectTimeout: Duration = .seconds(10), tls: TLSConfiguration = .makeClientConfiguration()) {
+                    connectTimeout: Duration = .seconds(10), tls: TLSConfiguration = .makeClientConfiguration(),
+                    pins: [SPKIPin] = []) {
             self.maxConnectionsPerHost = max(1, maxConnectionsPerHost)
             self.idleTimeout = idleTimeout
             self.connectTimeout = connectTimeout
             self.tls = tls
+            self.pins = pins
+        }
+
+        /// Creates a configuration whose `https` connections trust `trust`'s roots and require
+        /// one of its pins.
+        public init(maxConnectionsPerHost: Int = 64, idleTimeout: Duration = .seconds(60),
+                    connectTimeout: Duration = .seconds(10), trust: TLSTrust) {
+            self.init(maxConnectionsPerHost: maxConnectionsPerHost, idleTimeout: idleTimeout,
+                      connectTimeout: connectTimeout, tls: trust.clientConfiguration(), pins: trust.pins)
         }
     }
 
@@ -39,8 +56,8 @@ public final class HTTP1ConnectionPool: Sendable {
     public let configuration: Configuration
     let group: any EventLoopGroup
     private let state = Mutex(State())
-    /// Made once, on the first `https` connection.
-    private let tlsContext = Mutex<NIOSSLContext?>(nil)
+    /// Made once, on the first `https` connection, with the pins' verifier when there are pins.
+    private let tlsContext = Mutex<HTTP1Connection.TLS?>(nil)
 
     /// Creates a pool whose connections run on `group`.
     public init(configuration: Configuration = .init(),
@@ -49,13 +66,17 @@ public final class HTTP1ConnectionPool: Sendable {
         self.group = group
     }
 
-    /// The TLS context of `https` connections: ``Configuration/tls`` offering HTTP/1.1 only.
-    private func makeTLSContext() throws -> NIOSSLContext {
+    /// The TLS context of `https` connections: ``Configuration/tls`` offering HTTP/1.1 only, and
+    /// the verifier of ``Configuration/pins``.
+    private func makeTLSContext() throws -> HTTP1Connection.TLS {
         try tlsContext.withLock { context in
             if let context { return context }
             var configuration = self.configuration.tls
             configuration.applicationProtocols = ["http/1.1"]
-            let made = try NIOSSLContext(configuration: configuration)
+            let pins = self.configuration.pins
+            let made = HTTP1Connection.TLS(
+                context: try NIOSSLContext(configuration: configuration),
+                verifier: pins.isEmpty ? nil : try PinnedChainVerifier(tls: configuration, pins: pins))
             context = made
             return made
         }

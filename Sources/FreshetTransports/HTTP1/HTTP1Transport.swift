@@ -74,7 +74,9 @@ import OpenAPIRuntime
 /// - Failures are `TransportFailure`s: `unreachable` only when no connection could be made (the
 ///   request never left), `connectionLost` when it broke later or the response was malformed,
 ///   `timedOut` when the final head did not arrive within ``headTimeout`` or the body stalled for
-///   ``readTimeout``, `cancelled` when the calling task was cancelled.
+///   ``readTimeout``, `cancelled` when the calling task was cancelled. A server certificate chain
+///   that is refused (see ``HTTP1ConnectionPool/Configuration/pins``) fails with a
+///   ``TLSTrustFailure``, which the retry middleware does not retry.
 public struct HTTP1Transport: ClientTransport {
     /// The longest wait for the final response head, from the call on (waiting for a pooled
     /// connection, connecting and sending included).
@@ -123,6 +125,7 @@ public struct HTTP1Transport: ClientTransport {
             do {
                 (connection, reused) = try await pool.acquire(key, deadline: plan.deadline, fresh: fresh)
             } catch {
+                if let refused = TransportErrorClassifier.trustFailure(for: error, host: host) { throw refused }
                 throw Self.failure(error, sent: false)
             }
             do {
@@ -164,10 +167,13 @@ public struct HTTP1Transport: ClientTransport {
     }
 
     /// Any error as a `TransportFailure` (through the transports' one classifier; an error it does
-    /// not know is `unreachable` before the request was sent, `connectionLost` after).
+    /// not know is `unreachable` before the request was sent, `connectionLost` after), except a
+    /// ``TLSTrustFailure`` or a ``TLSTrust/ConfigurationError``, thrown as they are.
     /// `sent`: the request may have reached the origin; `timedOut`: a deadline closed the connection.
     static func failure(_ error: any Error, sent: Bool, timedOut: Bool = false) -> any Error {
-        TransportErrorClassifier.failure(for: error, requestSent: sent, deadlineClosed: timedOut)
+        // A refused certificate chain or an unusable trust setting is not retried: it would fail the same way.
+        if error is TLSTrustFailure || error is TLSTrust.ConfigurationError { return error }
+        return TransportErrorClassifier.failure(for: error, requestSent: sent, deadlineClosed: timedOut)
             ?? TransportFailure(sent ? .connectionLost : .unreachable, reason: String(describing: error))
     }
 }

@@ -1,0 +1,66 @@
+import Foundation
+import FreshetTestSupport
+import Testing
+
+/// `freshet proxy --ca-file … --pin …` in front of an https origin on loopback whose root and
+/// server certificate are made at test time (the `openssl` command, which also computes the pins).
+@Suite("freshet proxy: TLS trust of the origin", .enabled(if: TestCertificates.opensslAvailable, "needs the openssl command"))
+struct ProxyTLSTests {
+    @Test("With the origin's root as --ca-file and its key as --pin, requests are forwarded")
+    func rightPin() async throws {
+        let certificates = try TestCertificates.make()
+        let caFile = try certificates.writeRoot()
+        defer { try? FileManager.default.removeItem(atPath: caFile) }
+        try await withFreshetCLI { cli in
+            try await withTLSOrigin(certificates) { origin in
+                let extra = ["--ca-file", caFile, "--pin", certificates.serverPin]
+                try await withProxy(cli, extra, origin: origin.url.absoluteString) { _, base in
+                    let response = try await curl([base + "/pinned?x=1"])
+                    #expect(response.status == 200)
+                    #expect(response.body == "secure")
+                    #expect(response.header("X-Request-Target") == "/pinned?x=1")
+                    #expect(origin.requests == 1)
+                }
+            }
+        }
+    }
+
+    @Test("With a wrong --pin, the proxy answers 502 naming the pins and sends the origin nothing")
+    func wrongPin() async throws {
+        let certificates = try TestCertificates.make()
+        let other = try TestCertificates.make(commonName: "Another Test Root")
+        let caFile = try certificates.writeRoot()
+        defer { try? FileManager.default.removeItem(atPath: caFile) }
+        try await withFreshetCLI { cli in
+            try await withTLSOrigin(certificates) { origin in
+                let extra = ["--ca-file", caFile, "--pin", other.serverPin]
+                try await withProxy(cli, extra, origin: origin.url.absoluteString) { _, base in
+                    let response = try await curl([base + "/pinned"])
+                    #expect(response.status == 502)
+                    #expect(response.body.contains("matched none of the pins"), "\(response.body)")
+                    #expect(response.body.contains(other.serverPin) && response.body.contains(certificates.serverPin),
+                            "\(response.body)")
+                    #expect(origin.requests == 0)
+                }
+            }
+        }
+    }
+
+    @Test("A malformed --pin or an unreadable --ca-file stops the proxy at start with a non-zero status and a clear message")
+    func badArguments() async throws {
+        try await withFreshetCLI { cli in
+            let badPin = try await cli.run("proxy", "--origin", "https://127.0.0.1:1", "--listen", "127.0.0.1:0",
+                                           "--pin", "sha256/not-base64")
+            #expect(badPin.status != 0)
+            #expect(badPin.stderr.contains("--pin") && badPin.stderr.contains("sha256/not-base64"), "\(badPin.stderr)")
+            #expect(!badPin.stdout.contains("listening on"), "\(badPin.stdout)")
+
+            let missing = try await cli.run("proxy", "--origin", "https://127.0.0.1:1", "--listen", "127.0.0.1:0",
+                                            "--ca-file", "/nonexistent/freshet-ca.pem")
+            #expect(missing.status != 0)
+            #expect(missing.stderr.contains("--ca-file") && missing.stderr.contains("/nonexistent/freshet-ca.pem"),
+                    "\(missing.stderr)")
+            #expect(!missing.stdout.contains("listening on"), "\(missing.stdout)")
+        }
+    }
+}
