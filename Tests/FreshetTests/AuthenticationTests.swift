@@ -149,6 +149,41 @@ import Testing
     }
 }
 
+extension AuthenticationTests {
+    struct Expiring: Sendable {
+        var token: String
+        var expired: Bool
+    }
+
+    /// `isExpired` refreshes before the first request (the server never sees the old token);
+    /// a `refreshWhen` that declines leaves a `401` as it is.
+    @Test func expiryAndThePredicateDecideWhenToRefresh() async throws {
+        try await withSimulator { sim in
+            let refresh = Self.refresher(sim)
+            let auth = AuthenticationMiddleware<Expiring>(
+                credential: Expiring(token: "stale", expired: true),
+                apply: { credential, request in request.headerFields[.authorization] = "Bearer \(credential.token)" },
+                refresh: { _ in Expiring(token: try await refresh(nil), expired: false) },
+                isExpired: { $0.expired })
+            let client = APIClient(baseURL: sim.baseURL, transport: liveTransport, middlewares: [auth])
+            let login = try await client.value(Self.me).login
+            #expect(login == "octocat")
+            #expect(auth.refreshCount == 1)
+            let log = await sim.simulator.requestLog().filter { $0.path == "/auth/me" }
+            #expect(log.map(\.status) == [200], "the expired credential was never sent")
+
+            let declining = AuthenticationMiddleware.bearer(token: "wrong", refresh: refresh)
+            var never = declining
+            never.refreshWhen = { _ in false }
+            let strict = APIClient(baseURL: sim.baseURL, transport: liveTransport, middlewares: [never])
+            await #expect(throws: APIError.httpStatus(code: 401, message: "Bad credentials", url: sim.baseURL.absoluteString + "/auth/me")) {
+                try await strict.value(Self.me)
+            }
+            #expect(never.refreshCount == 0)
+        }
+    }
+}
+
 /// A thread-safe count.
 final class Counter: Sendable {
     private let count = Mutex(0)

@@ -180,6 +180,39 @@ import Testing
         }
     }
 
+    /// Writes a partial download of `/files/{name}` as an earlier run would have left it.
+    static func leavePartial(_ bytes: Data, of name: String, at destination: URL, sim: RunningSimulator) throws {
+        try bytes.write(to: destination.appendingPathExtension("part"))
+        let meta: [String: Any] = [
+            "url": sim.baseURL.absoluteString + "/files/\(name)?size=\(size)",
+            "validator": SimulatedFile(name: name, version: 0, size: size).etag, "total": size,
+        ]
+        try JSONSerialization.data(withJSONObject: meta).write(to: destination.appendingPathExtension("part.json"))
+    }
+
+    /// `416` to the `Range`: a partial file longer than the resource starts over; one that is
+    /// exactly the resource (the last run stopped before moving it) is finished as it is.
+    @Test func anUnsatisfiableRangeRestartsOrFinishes() async throws {
+        let folder = try Self.directory()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try await withSimClient { sim, client in
+            let long = folder.appendingPathComponent("long.bin")
+            try Self.leavePartial(Self.expected("long") + Data(count: 10), of: "long", at: long, sim: sim)
+            let restarted = try await client.download(Self.endpoint("long"), to: long).value
+            #expect(restarted.restarted && restarted.resumedFrom == 0)
+            #expect(try Data(contentsOf: long) == Self.expected("long"))
+
+            let whole = folder.appendingPathComponent("whole.bin")
+            try Self.leavePartial(Self.expected("whole"), of: "whole", at: whole, sim: sim)
+            await sim.simulator.resetLog()
+            let finished = try await client.download(Self.endpoint("whole"), to: whole).value
+            #expect(finished.resumedFrom == Int64(Self.size) && !finished.restarted)
+            #expect(finished.status.code == 416)
+            #expect(try Data(contentsOf: whole) == Self.expected("whole"))
+            #expect(await sim.simulator.requestLog().filter { $0.path.hasPrefix("/files/whole") }.count == 1)
+        }
+    }
+
     @Test func anErrorStatusIsAnAPIErrorAndLeavesNoFile() async throws {
         let folder = try Self.directory()
         defer { try? FileManager.default.removeItem(at: folder) }
