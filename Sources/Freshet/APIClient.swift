@@ -74,7 +74,8 @@ public struct APIClient: Sendable {
         let report = ExchangeReport()
         let start = ContinuousClock.now
         do {
-            let chain = Self.chain(middlewares: middlewares, transport: transport, operationID: endpoint.operationID)
+            let chain = Self.chain(middlewares: middlewares, transport: transport, operationID: endpoint.operationID,
+                                   timingHeaders: true)
             let outbound = body.map { body in progress.map { $0.counting(body.httpBody(), total: body.length) } ?? body.httpBody() }
             let (response, responseBody) = try await ExchangeReport.$current.withValue(report) {
                 try await chain(request, outbound, requestBase)
@@ -82,9 +83,10 @@ public struct APIClient: Sendable {
             let chainReturned = ContinuousClock.now
             let data = try await Self.collect(responseBody, limit: maxResponseBytes, url: url)
             try Task.checkCancellation()
-            let headers = min(report.snapshot.headersReceived ?? chainReturned, chainReturned)
+            let snapshot = report.snapshot
+            let headers = min(snapshot.headersReceived ?? chainReturned, chainReturned)
             let timing = ExchangeTiming(timeToHeaders: headers - start, total: ContinuousClock.now - start)
-            return try decoded(endpoint, response: response, data: data, url: url, report: report.snapshot, timing: timing)
+            return try decoded(endpoint, response: response, data: data, url: url, report: snapshot, timing: timing)
         } catch {
             if Task.isCancelled { throw .cancelled }
             throw APIError.wrapping(error, url: url)
@@ -209,11 +211,26 @@ public struct APIClient: Sendable {
     public static func chain(
         middlewares: [any ClientMiddleware], transport: any ClientTransport, operationID: String
     ) -> @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?) {
-        var next: @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?) = {
-            request, body, base in
-            let answer = try await transport.send(request, body: body, baseURL: base, operationID: operationID)
-            ExchangeReport.current?.recordHeadersReceived()
-            return answer
+        chain(middlewares: middlewares, transport: transport, operationID: operationID, timingHeaders: false)
+    }
+
+    /// The chain; with `timingHeaders`, the transport's answer is stamped in the current
+    /// ``ExchangeReport`` (for ``Response/timing``: only ``send(_:)`` reads it, so the proxy's
+    /// chain does not pay for it).
+    static func chain(
+        middlewares: [any ClientMiddleware], transport: any ClientTransport, operationID: String, timingHeaders: Bool
+    ) -> @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?) {
+        var next: @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?)
+        if timingHeaders {
+            next = { request, body, base in
+                let answer = try await transport.send(request, body: body, baseURL: base, operationID: operationID)
+                ExchangeReport.current?.recordHeadersReceived()
+                return answer
+            }
+        } else {
+            next = { request, body, base in
+                try await transport.send(request, body: body, baseURL: base, operationID: operationID)
+            }
         }
         for middleware in middlewares.reversed() {
             let inner = next

@@ -132,9 +132,12 @@ final class CredentialStore<Credential: Sendable>: Sendable {
     func refreshed(after seen: Int, using refresh: @escaping @Sendable (Credential?) async throws -> Credential)
         async throws(APIError) -> (Credential, Int)
     {
-        let task = state.withLock { state -> Task<(Credential, Int), any Error>? in
-            if state.generation > seen, state.refresh == nil, state.credential != nil { return nil }
-            if let running = state.refresh { return running }
+        let next = state.withLock { state -> Next in
+            // A newer credential is there (a generation is only added with one).
+            if state.generation > seen, state.refresh == nil, let credential = state.credential {
+                return .ready(credential, state.generation)
+            }
+            if let running = state.refresh { return .wait(running) }
             let refused = state.credential
             // Detached: the refresh serves every waiter, so it takes none of the first one's task
             // locals (its trace span, a transfer's relaxed deadlines).
@@ -153,13 +156,22 @@ final class CredentialStore<Credential: Sendable>: Sendable {
                 }
             }
             state.refresh = started
-            return started
+            return .wait(started)
         }
-        guard let task else {
-            let (credential, generation, _) = current
-            if let credential { return (credential, generation) }
-            return try await refreshed(after: generation, using: refresh)
+        switch next {
+        case .ready(let credential, let generation): return (credential, generation)
+        case .wait(let task): return try await waitFor(task)
         }
+    }
+
+    /// What ``refreshed(after:using:)`` does next: answer at once, or wait for a refresh.
+    private enum Next {
+        case ready(Credential, Int)
+        case wait(Task<(Credential, Int), any Error>)
+    }
+
+    /// The refresh's credential, or its failure as ``APIError/authenticationFailed(reason:)``.
+    private func waitFor(_ task: Task<(Credential, Int), any Error>) async throws(APIError) -> (Credential, Int) {
         do {
             return try await task.value
         } catch {

@@ -43,7 +43,7 @@ public struct CoalescingMiddleware: ClientMiddleware {
     ) async throws -> (HTTPResponse, HTTPBody?) {
         // A request that says `no-store` (a download to a file) wants its own exchange, streamed:
         // sharing would read its body into memory.
-        let noStore = request.headerFields[values: .cacheControl].contains { $0.lowercased().contains("no-store") }
+        let noStore = request.cacheControlMentions("no-store")
         guard request.method == .get || request.method == .head, body == nil, !noStore, let path = request.path else {
             return try await next(request, body, baseURL)
         }

@@ -54,7 +54,7 @@ public final class ExchangeReport: Sendable {
         }
     }
 
-    /// Records that the transport handed back a response head now (``APIClient/chain(middlewares:transport:operationID:)``
+    /// Records that the transport handed back a response head now (``APIClient/send(_:)``'s chain
     /// does, so ``Response/timing`` does not count a middleware that reads the body first).
     public func recordHeadersReceived() {
         let now = ContinuousClock.now
@@ -64,6 +64,17 @@ public final class ExchangeReport: Sendable {
     /// Records the attempt that produced the response.
     public func recordAttempt(_ attempt: Int) {
         state.withLock { $0.attempt = attempt }
+    }
+
+    /// Runs `operation` and returns its result with what the report of the exchange recorded:
+    /// the caller's report when one is bound (so what is recorded still reaches it), a fresh one
+    /// otherwise. For a middleware that reads what the middlewares inside it report.
+    public static func observing<T>(_ operation: () async throws -> T) async rethrows -> (T, Snapshot) {
+        if let report = current {
+            let value = try await operation()
+            return (value, report.snapshot)
+        }
+        return try await collect(operation)
     }
 
     /// Runs `operation` with a fresh report bound to ``current`` and returns its result with what

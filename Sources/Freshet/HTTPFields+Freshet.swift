@@ -26,6 +26,12 @@ extension HTTPRequest {
         return URL(string: base + (path ?? "/"))
     }
 
+    /// Whether a `Cache-Control` line of the request contains `directive` (lowercase; compared
+    /// case-insensitively).
+    func cacheControlMentions(_ directive: String) -> Bool {
+        headerFields[values: .cacheControl].contains { $0.lowercased().contains(directive) }
+    }
+
     /// Whether the method is idempotent (RFC 9110 §9.2.2) and so safe to retry.
     public var isIdempotent: Bool {
         [.get, .head, .options, .put, .delete, .trace].contains(method)
@@ -101,4 +107,51 @@ extension HTTPField.Name {
     public static let hopByHop: Set<String> = [
         "connection", "keep-alive", "proxy-connection", "te", "trailer", "transfer-encoding", "upgrade",
     ]
+}
+
+extension HTTPBody {
+    /// The same bytes, pulled on demand, watched: `onPass` as each iteration begins, `onChunk`
+    /// with each chunk's size, `onEnd` when the body ends (`nil`) or fails (the error, which is
+    /// thrown on as it is).
+    func observed(
+        onPass: @escaping @Sendable () -> Void = {}, onChunk: @escaping @Sendable (Int) -> Void = { _ in },
+        onEnd: @escaping @Sendable ((any Error)?) -> Void = { _ in }
+    ) -> HTTPBody {
+        HTTPBody(ObservedChunks(base: self, onPass: onPass, onChunk: onChunk, onEnd: onEnd), length: length,
+                 iterationBehavior: iterationBehavior)
+    }
+}
+
+/// A body's chunks, reported as they are pulled (see ``HTTPBody/observed(onPass:onChunk:onEnd:)``).
+private struct ObservedChunks: AsyncSequence, Sendable {
+    typealias Element = HTTPBody.ByteChunk
+    let base: HTTPBody
+    let onPass: @Sendable () -> Void
+    let onChunk: @Sendable (Int) -> Void
+    let onEnd: @Sendable ((any Error)?) -> Void
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        var base: HTTPBody.AsyncIterator
+        let onChunk: @Sendable (Int) -> Void
+        let onEnd: @Sendable ((any Error)?) -> Void
+
+        mutating func next() async throws -> HTTPBody.ByteChunk? {
+            do {
+                guard let chunk = try await base.next() else {
+                    onEnd(nil)
+                    return nil
+                }
+                onChunk(chunk.count)
+                return chunk
+            } catch {
+                onEnd(error)
+                throw error
+            }
+        }
+    }
+
+    func makeAsyncIterator() -> AsyncIterator {
+        onPass()
+        return AsyncIterator(base: base.makeAsyncIterator(), onChunk: onChunk, onEnd: onEnd)
+    }
 }

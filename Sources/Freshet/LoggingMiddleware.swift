@@ -31,13 +31,7 @@ public struct LoggingMiddleware: ClientMiddleware {
         logger.trace("request headers", metadata: ["headers": "\(Self.describe(Redaction.redact(request.headerFields)))"])
         do {
             // Read what the inner middlewares report; bind a report when the caller has none.
-            let response: HTTPResponse, responseBody: HTTPBody?, report: ExchangeReport.Snapshot
-            if let current = ExchangeReport.current {
-                (response, responseBody) = try await next(request, body, baseURL)
-                report = current.snapshot
-            } else {
-                ((response, responseBody), report) = try await ExchangeReport.collect { try await next(request, body, baseURL) }
-            }
+            let ((response, responseBody), report) = try await ExchangeReport.observing { try await next(request, body, baseURL) }
             logger.log(level: level, "\(request.method.rawValue) \(url) \(response.status.code)", metadata: [
                 "duration_ms": "\(Self.milliseconds(since: start))",
                 "cache": "\(report.cache?.rawValue ?? "none")",

@@ -86,7 +86,7 @@ public struct RetryMiddleware: ClientMiddleware {
     ) async throws -> (HTTPResponse, HTTPBody?) {
         let replayable = HTTPBody.canBeSentAgain(body)
         // `only-if-cached` never reaches the network: a cache's 504 "not stored" is final.
-        let onlyIfCached = request.headerFields[values: .cacheControl].contains { $0.lowercased().contains("only-if-cached") }
+        let onlyIfCached = request.cacheControlMentions("only-if-cached")
         guard request.isIdempotent, replayable, policy.maxAttempts > 1, !onlyIfCached else {
             return try await next(request, body, baseURL)
         }

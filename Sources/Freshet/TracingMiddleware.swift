@@ -59,13 +59,8 @@ public struct TracingMiddleware: ClientMiddleware {
         tracer.inject(span.context, into: &traced.headerFields, using: HTTPFieldsInjector())
         let end = SpanEnd(span)
         do {
-            let (response, responseBody, report) = try await ServiceContext.withValue(span.context) {
-                if let current = ExchangeReport.current {
-                    let (response, responseBody) = try await next(traced, body, baseURL)
-                    return (response, responseBody, current.snapshot)
-                }
-                let ((response, responseBody), report) = try await ExchangeReport.collect { try await next(traced, body, baseURL) }
-                return (response, responseBody, report)
+            let ((response, responseBody), report) = try await ServiceContext.withValue(span.context) {
+                try await ExchangeReport.observing { try await next(traced, body, baseURL) }
             }
             let code = response.status.code
             span.attributes["http.response.status_code"] = code
@@ -80,8 +75,7 @@ public struct TracingMiddleware: ClientMiddleware {
                 end.finish()
                 return (response, nil)
             }
-            return (response, HTTPBody(SpanEndingChunks(base: responseBody, end: end), length: responseBody.length,
-                                       iterationBehavior: responseBody.iterationBehavior))
+            return (response, responseBody.observed(onEnd: { end.finish(error: $0) }))
         } catch {
             let failure = APIError.wrapping(error, url: url)
             span.attributes["error.type"] = Self.errorType(failure)
@@ -137,29 +131,4 @@ private final class SpanEnd: Sendable {
     }
 
     deinit { finish() }
-}
-
-/// A response body that ends its span at its end.
-private struct SpanEndingChunks: AsyncSequence, Sendable {
-    typealias Element = HTTPBody.ByteChunk
-    let base: HTTPBody
-    let end: SpanEnd
-
-    struct AsyncIterator: AsyncIteratorProtocol {
-        var base: HTTPBody.AsyncIterator
-        let end: SpanEnd
-
-        mutating func next() async throws -> HTTPBody.ByteChunk? {
-            do {
-                let chunk = try await base.next()
-                if chunk == nil { end.finish() }
-                return chunk
-            } catch {
-                end.finish(error: error)
-                throw error
-            }
-        }
-    }
-
-    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(base: base.makeAsyncIterator(), end: end) }
 }

@@ -126,12 +126,9 @@ struct BlogsCommand: AsyncParsableCommand {
     private func thumbnails(_ posts: [BlogPost], context: AppContext, offline: Bool) async -> [String?] {
         guard !common.json, let proto = images.drawing else { return [] }
         let requests = posts.map { post -> (client: APIClient, endpoint: Endpoint<Data>)? in
-            guard let thumbnail = DaumSearch.thumbnail(post.thumbnail) else { return nil }
-            var request = context.thumbnail(thumbnail)
-            if offline { request.endpoint.headers[.cacheControl] = "max-stale, only-if-cached" }
-            return request
+            DaumSearch.thumbnail(post.thumbnail).map { context.thumbnail($0) }
         }
-        return await fetchImages(requests, wait: context.configuration.avatarWait).map { image in
+        return await fetchImages(requests, offline: offline, wait: context.configuration.avatarWait).map { image in
             image.flatMap { InlineImage.escapeSequence(for: $0, using: proto, columns: 6, rows: 3) }
         }
     }

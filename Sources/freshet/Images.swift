@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Freshet
 import FreshetFeeds
+import HTTPTypes
 
 /// `--images` and `--no-images`, for the commands that draw pictures inline (`user`'s avatar,
 /// `blogs`' thumbnails).
@@ -32,11 +33,14 @@ enum ImageChoice: String, ExpressibleByArgument, CaseIterable {
 /// Fetches pictures all at once and waits for them at most `wait` in all (a picture is
 /// decoration: the text is what was asked for). Each slot is the image's bytes, or `nil` when
 /// there was no request, it failed, or it did not arrive in time.
-func fetchImages(_ requests: [(client: APIClient, endpoint: Endpoint<Data>)?], wait: Duration) async -> [Data?] {
+/// - Parameter offline: the page itself came stale from the store: take the pictures from the
+///   store too (`max-stale, only-if-cached`), or go without (no network wait for a picture).
+func fetchImages(_ requests: [(client: APIClient, endpoint: Endpoint<Data>)?], offline: Bool, wait: Duration) async -> [Data?] {
     await withTaskGroup(of: (Int, Data?)?.self) { group in
         for (index, request) in requests.enumerated() {
-            guard let request else { continue }
-            group.addTask { (index, try? await request.client.send(request.endpoint).value) }
+            guard var request else { continue }
+            if offline { request.endpoint.headers[.cacheControl] = "max-stale, only-if-cached" }
+            group.addTask { [request] in (index, try? await request.client.send(request.endpoint).value) }
         }
         group.addTask {
             try? await Task.sleep(for: wait)

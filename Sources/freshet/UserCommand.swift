@@ -59,10 +59,9 @@ struct UserCommand: AsyncParsableCommand {
     /// - Parameter offline: the profile itself came stale from the store: take the avatar from
     ///   the store too, or go without (no network wait for a picture).
     private func avatar(for user: GitHubUser, context: AppContext, offline: Bool) async -> String? {
-        guard let proto = images.drawing, var endpoint = GitHub.avatar(user.avatarURL, size: 128) else { return nil }
-        if offline { endpoint.headers[.cacheControl] = "max-stale, only-if-cached" }
+        guard let proto = images.drawing, let endpoint = GitHub.avatar(user.avatarURL, size: 128) else { return nil }
         // A picture gets a short wait (3 s unless FRESHET_AVATAR_WAIT says): the profile is what was asked for.
-        let fetched = await fetchImages([(context.avatars(), endpoint)], wait: context.configuration.avatarWait)
+        let fetched = await fetchImages([(context.avatars(), endpoint)], offline: offline, wait: context.configuration.avatarWait)
         guard let image = fetched.first ?? nil else { return nil }
         return InlineImage.escapeSequence(for: image, using: proto, columns: 16, rows: 8)
     }

@@ -64,6 +64,8 @@ extension APIClient {
                     outbound.headerFields[.range] = "bytes=\(resume.offset)-"
                     outbound.headerFields[.ifRange] = resume.validator
                 }
+                // A report of its own, so the middlewares never write into a caller's (the
+                // transfer's task inherits the task locals of the one that started it).
                 let (response, body) = try await ExchangeReport.$current.withValue(ExchangeReport()) {
                     try await chain(outbound, nil, base)
                 }

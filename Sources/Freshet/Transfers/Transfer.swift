@@ -104,31 +104,6 @@ final class ProgressReporter: Sendable {
 
     /// `body`, counting each chunk as the transport pulls it; every new pass starts from zero.
     func counting(_ body: HTTPBody, total: Int64?) -> HTTPBody {
-        HTTPBody(CountedChunks(base: body, reporter: self, total: total), length: body.length,
-                 iterationBehavior: body.iterationBehavior)
-    }
-}
-
-/// A body's chunks, reported to a ``ProgressReporter`` as they are pulled.
-private struct CountedChunks: AsyncSequence, Sendable {
-    typealias Element = HTTPBody.ByteChunk
-    let base: HTTPBody
-    let reporter: ProgressReporter
-    let total: Int64?
-
-    struct AsyncIterator: AsyncIteratorProtocol {
-        var base: HTTPBody.AsyncIterator
-        let reporter: ProgressReporter
-
-        mutating func next() async throws -> HTTPBody.ByteChunk? {
-            let chunk = try await base.next()
-            if let chunk { reporter.add(chunk.count) }
-            return chunk
-        }
-    }
-
-    func makeAsyncIterator() -> AsyncIterator {
-        reporter.reset(completed: 0, total: total)
-        return AsyncIterator(base: base.makeAsyncIterator(), reporter: reporter)
+        body.observed(onPass: { [self] in reset(completed: 0, total: total) }, onChunk: { [self] in add($0) })
     }
 }
