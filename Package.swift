@@ -62,6 +62,9 @@ let package = Package(
         .package(url: "https://github.com/vapor/multipart-kit.git", from: "4.7.1"),
         // Tracing: one span per exchange (TracingMiddleware), with any tracer (swift-otel, …).
         .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.1.0"),
+        // gzip: the proxy decodes stored gzip bodies for clients that do not accept it, and the
+        // simulator answers gzip when asked, as GitHub, Hacker News and Kakao do (zlib, not ours).
+        .package(url: "https://github.com/adam-fowler/compress-nio.git", from: "1.5.0"),
     ],
     targets: [
         .target(
@@ -137,6 +140,7 @@ let package = Package(
         .target(
             name: "FreshetSimulator",
             dependencies: [
+                .product(name: "CompressNIO", package: "compress-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "MultipartKit", package: "multipart-kit"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -152,6 +156,7 @@ let package = Package(
             dependencies: [
                 "Freshet", "FreshetCache",
                 .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
+                .product(name: "CompressNIO", package: "compress-nio"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
