@@ -37,9 +37,15 @@ enum CacheKey {
     /// The secondary key: a hash of the request's normalised values for the nominated fields
     /// (whitespace collapsed, several lines joined; ``caseInsensitiveLists`` also sorted and
     /// lowercased), so `Vary: Authorization` never stores a token.
-    static func variant(varyNames names: [String], request: HTTPFields) -> String {
+    /// - Parameter normalizingEncoding: key `Accept-Encoding` by what it means to a cache that
+    ///   stores gzip or identity only: `gzip` when it accepts gzip, else `identity` (Varnish's
+    ///   normalisation), so every client's request selects the one stored representation.
+    static func variant(varyNames names: [String], request: HTTPFields, normalizingEncoding: Bool = false) -> String {
         guard !names.isEmpty else { return "" }
         let text = names.map { name -> String in
+            if normalizingEncoding, name == "accept-encoding" {
+                return "\(name)=\(AcceptEncoding.acceptsGzip(request) ? "gzip" : "identity")"
+            }
             let values = HTTPField.Name(name).map { request[values: $0] } ?? []
             var members = values.joined(separator: ",")
                 .split(separator: ",")

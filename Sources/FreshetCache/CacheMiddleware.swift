@@ -51,13 +51,40 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource {
         /// e.g. `CDN-Cache-Control`: the first one present in a response replaces its
         /// `Cache-Control` and `Expires` for this cache's decisions. Empty by default.
         public var targetedFields: [HTTPField.Name]
+        /// How a shared cache treats requests that carry credentials (see ``CachePartitioning``).
+        /// Ignored in private mode, which keys on the credential already.
+        public var partitioning: CachePartitioning
+        /// Revalidate every stored response before it answers, fresh or not (a `304` refreshes
+        /// it and it answers as `revalidated`). For origins whose conditional requests cost
+        /// nothing, like GitHub's to an authorized `304`: answers are never older than one round
+        /// trip. An `only-if-cached` request is still answered from the store.
+        public var revalidatesEveryHit: Bool
+        /// Statuses on which a stored response is served stale instead of the origin's answer,
+        /// beyond `stale-if-error` (see ``StaleStatuses``); never where the stored response
+        /// forbids serving it stale.
+        public var serveStaleOn: StaleStatuses
+        /// Never store a response declared JSON (`application/json`, `…+json`) whose bytes do not
+        /// parse, and treat it as a failed refresh (the apps: a broken answer never replaces a good
+        /// one). Encoded bodies (`Content-Encoding`) are not looked at. A shared proxy turns it
+        /// off: what it relays is the origin's business. On by default.
+        public var rejectsInvalidJSON: Bool
+        /// How long a request waits for another one fetching or revalidating the same key (one
+        /// origin request per key at a time) before it makes its own.
+        public var fillWait: Duration
+        /// Key `Vary: Accept-Encoding` by whether the request accepts gzip, not by the field's
+        /// text: for a cache that asks the origin for gzip or identity only and decodes gzip for
+        /// clients that do not take it (a proxy). Off by default.
+        public var normalizesAcceptEncoding: Bool
 
         /// Creates options.
         public init(mode: CacheMode = .private, serveStaleOnFailure: Bool = false,
                     serveStaleWhenDisconnected: Bool = false,
                     maxEntryBytes: Int = 8 * 1024 * 1024, heuristicFraction: Double = 0.1,
                     lifetimeOverride: (@Sendable (URL) -> Double?)? = nil,
-                    targetedFields: [HTTPField.Name] = []) {
+                    targetedFields: [HTTPField.Name] = [], partitioning: CachePartitioning = .none,
+                    revalidatesEveryHit: Bool = false, serveStaleOn: StaleStatuses = [],
+                    rejectsInvalidJSON: Bool = true, fillWait: Duration = .seconds(5),
+                    normalizesAcceptEncoding: Bool = false) {
             self.mode = mode
             self.serveStaleOnFailure = serveStaleOnFailure
             self.serveStaleWhenDisconnected = serveStaleWhenDisconnected
@@ -65,6 +92,12 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource {
             self.maxEntryBytes = maxEntryBytes
             self.heuristicFraction = heuristicFraction
             self.lifetimeOverride = lifetimeOverride
+            self.partitioning = partitioning
+            self.revalidatesEveryHit = revalidatesEveryHit
+            self.serveStaleOn = serveStaleOn
+            self.rejectsInvalidJSON = rejectsInvalidJSON
+            self.fillWait = fillWait
+            self.normalizesAcceptEncoding = normalizesAcceptEncoding
         }
     }
 
@@ -78,9 +111,36 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource {
     public var backgroundTransport: (any ClientTransport)?
     private let now: @Sendable () -> Date
     private let memo = StoredFacts()
+    private let fills = FillLocks()
 
     /// The RFC 9111 decisions with these options.
     var policy: CachePolicy { CachePolicy(options: options, memo: memo) }
+
+    /// The decisions for entries kept under `mode`'s rules (a credential's partition follows a
+    /// private cache's).
+    func policy(_ mode: CacheMode) -> CachePolicy {
+        guard mode != options.mode else { return policy }
+        var options = self.options
+        options.mode = mode
+        return CachePolicy(options: options, memo: memo)
+    }
+
+    /// Where `request`'s answers may be kept, in the order they are looked up: its credential's
+    /// partition first when the cache partitions by credential, then the cache's own.
+    func partitions(url: URL, request: HTTPRequest) -> [Partition] {
+        let own = Partition(key: CacheKey.primary(url: url, request: request, mode: options.mode), mode: options.mode)
+        guard options.mode == .shared, options.partitioning == .credential,
+              request.headerFields[.authorization] != nil || request.headerFields[.cookie] != nil else { return [own] }
+        return [Partition(key: CacheKey.primary(url: url, request: request, mode: .private), mode: .private), own]
+    }
+
+    /// The stored variant that `request` selects, in the first of `partitions` holding one.
+    func storedVariant(in partitions: [Partition], request: HTTPRequest) async -> (CachedResponse, Partition)? {
+        for partition in partitions {
+            if let stored = await storedVariant(forKey: partition.key, request: request) { return (stored, partition) }
+        }
+        return nil
+    }
 
     /// Creates the middleware.
     public init(store: any CacheStore, options: Options = .init(), backgroundTransport: (any ClientTransport)? = nil,
@@ -112,22 +172,23 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource {
                 asGet.method = .get
                 return try await storeIfAllowed(
                     response, body: responseBody, request: asGet, requestControl: requestControl, url: url,
-                    requestTime: requestTime, key: CacheKey.primary(url: url, request: asGet, mode: options.mode))
+                    requestTime: requestTime, partitions: partitions(url: url, request: asGet))
             }
             return (response, responseBody)
         }
         // `Range` concerns GET only (RFC 9110 §14.2); a HEAD ignores it.
         let rangeValue = request.method == .get ? request.headerFields[.range] : nil
         let callerConditional = request.headerFields[.ifNoneMatch] != nil || request.headerFields[.ifModifiedSince] != nil
-        let key = CacheKey.primary(url: url, request: request, mode: options.mode)
-        let matched = await storedVariant(forKey: key, request: request)
+        let partitions = partitions(url: url, request: request)
+        let found = await storedVariant(in: partitions, request: request)
+        let matched = found?.0
         // Stored partial content (a `206`) answers only the ranges it holds.
         let stored = matched?.status == 206 && rangeValue == nil ? nil : matched
         let completeStored = matched.map { $0.status != 206 } ?? false
 
-        if let stored, !callerConditional,
-           let (answer, freshness, outcome) = assess(stored, request: request, requestControl: requestControl,
-                                                     url: url, rangeValue: rangeValue) {
+        if let stored, let partition = found?.1, !callerConditional,
+           let (answer, freshness, outcome) = assess(stored, mode: partition.mode, request: request,
+                                                     requestControl: requestControl, url: url, rangeValue: rangeValue) {
             if let outcome {
                 return await serve(answer, freshness: freshness, outcome: outcome, head: request.method == .head)
             }
@@ -135,17 +196,32 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource {
                 return await gatewayTimeout()
             }
             if rangeValue == nil {
-                if request.method == .get, let transport = backgroundTransport,
+                let policy = self.policy(partition.mode)
+                if request.method == .get, let transport = backgroundTransport, !freshness.isFresh,
                    let window = policy.storedControl(stored).staleWhileRevalidate,
                    freshness.staleness <= Double(window), !policy.forbidsStale(stored, overridden: policy.overrides(url)) {
-                    revalidateInBackground(stored, request: request, baseURL: baseURL, url: url, transport: transport)
+                    revalidateInBackground(stored, mode: partition.mode, request: request, baseURL: baseURL, url: url,
+                                           partitions: partitions, transport: transport)
                     return await serve(stored, freshness: freshness, outcome: .stale, head: false)
                 }
                 if request.method == .head {
-                    return try await forwardHead(request, body: body, baseURL: baseURL, url: url, stored: stored, next: next)
+                    return try await forwardHead(request, body: body, baseURL: baseURL, url: url, stored: stored,
+                                                 mode: partition.mode, next: next)
                 }
-                return try await revalidate(stored, freshness: freshness, request: request, requestControl: requestControl,
-                                            baseURL: baseURL, url: url, next: next)
+                // One revalidation per key at a time: the others wait for it and answer with
+                // what it stored (a `304` refreshed the stored response).
+                let waitStart = now()
+                return try await fills.run(key: partition.key, maxWait: options.fillWait) { waited in
+                    if waited, let (again, where_) = await storedVariant(in: partitions, request: request),
+                       let (answer, freshness, outcome) = assess(again, mode: where_.mode, request: request,
+                                                                 requestControl: requestControl, url: url, rangeValue: nil),
+                       outcome != nil || again.responseTime >= waitStart {
+                        return await serve(answer, freshness: freshness, outcome: outcome ?? .revalidated, head: false)
+                    }
+                    return try await revalidate(stored, mode: partition.mode, freshness: freshness, request: request,
+                                                requestControl: requestControl, baseURL: baseURL, url: url,
+                                                partitions: partitions, next: next)
+                }
             }
         }
         if requestControl.onlyIfCached {
@@ -155,30 +231,50 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource {
             let requestTime = now()
             let (response, responseBody) = try await next(request, body, baseURL)
             return try await storeIfAllowed(response, body: responseBody, request: request, requestControl: requestControl,
-                                            url: url, requestTime: requestTime, key: key,
+                                            url: url, requestTime: requestTime, partitions: partitions,
                                             keepsPartial: !completeStored)
         }
-        // A plain miss on a store shared by several callers or processes: one fills the key, the
-        // others wait for it and answer from the store.
+        // A plain miss: one caller fills the key (in this process, and across processes when the
+        // store coordinates fills), the others wait for it and answer from the store.
         guard matched == nil, request.method == .get, rangeValue == nil, !callerConditional, body == nil,
-              !requestControl.noStore, let coordinator = store as? any CacheFillCoordinating else {
+              !requestControl.noStore else {
             return try await fetch()
         }
-        return try await coordinator.withFillLock(forKey: key) { locked in
-            if locked, let filled = await storedVariant(forKey: key, request: request),
-               let (answer, freshness, outcome) = assess(filled, request: request, requestControl: requestControl,
-                                                         url: url, rangeValue: nil),
-               let outcome {
-                return await serve(answer, freshness: freshness, outcome: outcome, head: false)
+        let key = partitions[0].key
+        let waitStart = now()
+        return try await fills.run(key: key, maxWait: options.fillWait) { waited in
+            if waited, let answer = await filledAnswer(partitions: partitions, request: request,
+                                                       requestControl: requestControl, url: url, since: waitStart) {
+                return answer
             }
-            return try await fetch()
+            guard let coordinator = store as? any CacheFillCoordinating else { return try await fetch() }
+            return try await coordinator.withFillLock(forKey: key) { locked in
+                if locked, let answer = await filledAnswer(partitions: partitions, request: request,
+                                                           requestControl: requestControl, url: url, since: waitStart) {
+                    return answer
+                }
+                return try await fetch()
+            }
         }
+    }
+
+    /// The answer another caller's fill left in the store, when it may answer `request` now: it
+    /// is fresh, or it arrived after `since` (with ``Options/revalidatesEveryHit`` nothing is
+    /// fresh, but what the fill just fetched is as new as an answer of one's own).
+    private func filledAnswer(partitions: [Partition], request: HTTPRequest, requestControl: CacheControl,
+                              url: URL, since: Date) async -> (HTTPResponse, HTTPBody?)? {
+        guard let (filled, partition) = await storedVariant(in: partitions, request: request),
+              let (answer, freshness, outcome) = assess(filled, mode: partition.mode, request: request,
+                                                        requestControl: requestControl, url: url, rangeValue: nil),
+              outcome != nil || filled.responseTime >= since else { return nil }
+        return await serve(answer, freshness: freshness, outcome: outcome ?? .hit, head: false)
     }
 
 
     /// The stored variant of `key` that `request` selects (RFC 9111 §4.1), if any.
     func storedVariant(forKey key: String, request: HTTPRequest) async -> CachedResponse? {
-        CachePolicy.selectedVariant((try? await store.variants(forKey: key)) ?? [], request: request)
+        CachePolicy.selectedVariant((try? await store.variants(forKey: key)) ?? [], request: request,
+                                    normalizingEncoding: options.normalizesAcceptEncoding)
     }
 
 
@@ -197,28 +293,34 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource {
     /// origin-side chain. The outcome is also reported through `ExchangeReport`.
     public func answerFromStore(for request: HTTPRequest, baseURL: URL) async -> StoredAnswer? {
         guard Self.answersAlone(request), let location = location(of: request, baseURL: baseURL),
-              let decision = decide(request, url: location.url,
-                                    variants: (try? await store.variants(forKey: location.key)) ?? [])
+              let (stored, partition) = await storedVariant(in: location.partitions, request: request),
+              let decision = decide(request, url: location.url, matched: stored, mode: partition.mode)
         else { return nil }
         let (response, body) = await serve(decision.answer, freshness: decision.freshness, outcome: decision.outcome,
                                            head: request.method == .head)
         return (response, body == nil ? nil : decision.answer.body, decision.outcome)
     }
 
-    /// Where the answers to a request are kept: its URL and primary key; `nil` when the request
-    /// has no URL. A shared cache keys on the URL alone, so a server may keep the location per
-    /// request target and skip parsing and hashing on every hit.
+    /// Where the answers to a request are kept: its URL and the primary keys to look in; `nil`
+    /// when the request has no URL. A shared cache keys a request without credentials on the URL
+    /// alone (``isPerTarget``), so a server may keep such a location per request target and skip
+    /// parsing and hashing on every hit.
     public struct StoreLocation: Sendable {
         /// The request's URL.
         public let url: URL
-        /// The primary key (see `CacheKey`).
-        let key: String
+        /// The partitions, in lookup order.
+        let partitions: [Partition]
+        /// Whether every request for this URL has this location: the cache is shared and the
+        /// location depends on no credential.
+        public let isPerTarget: Bool
     }
 
     /// The location of `request`'s answers (see ``StoreLocation``).
     public func location(of request: HTTPRequest, baseURL: URL) -> StoreLocation? {
         guard let url = request.url(relativeTo: baseURL) else { return nil }
-        return StoreLocation(url: url, key: CacheKey.primary(url: url, request: request, mode: options.mode))
+        let partitions = partitions(url: url, request: request)
+        return StoreLocation(url: url, partitions: partitions,
+                             isPerTarget: partitions.count == 1 && partitions[0].mode == .shared)
     }
 
     /// How the store answers a request, before any response is built.
@@ -240,11 +342,17 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource {
     /// hits on its event loop. Counts the outcome. `nil` whenever the memory cannot decide; then
     /// ask ``answerFromStore(for:baseURL:)``.
     public func decisionFromMemory(for request: HTTPRequest, at location: StoreLocation) -> StoreDecision? {
-        guard Self.answersAlone(request), let memory = store as? any MemoryLookup,
-              let variants = memory.variantsInMemory(forKey: location.key),
-              let decision = decide(request, url: location.url, variants: variants) else { return nil }
-        memory.count(decision.outcome)
-        return decision
+        guard Self.answersAlone(request), let memory = store as? any MemoryLookup else { return nil }
+        for partition in location.partitions {
+            // A key the memory does not know could be on disk: only the store can tell.
+            guard let variants = memory.variantsInMemory(forKey: partition.key) else { return nil }
+            guard let matched = CachePolicy.selectedVariant(variants, request: request,
+                                                            normalizingEncoding: options.normalizesAcceptEncoding) else { continue }
+            guard let decision = decide(request, url: location.url, matched: matched, mode: partition.mode) else { return nil }
+            memory.count(decision.outcome)
+            return decision
+        }
+        return nil
     }
 
     /// Whether the store may answer `request` alone: a `GET` or `HEAD` without the caller's own
@@ -254,12 +362,11 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource {
             && request.headerFields[.ifNoneMatch] == nil && request.headerFields[.ifModifiedSince] == nil
     }
 
-    /// What of `variants` answers `request` now, with its freshness and outcome; `nil` when the
-    /// request must go to the server.
-    private func decide(_ request: HTTPRequest, url: URL, variants: [CachedResponse]) -> StoreDecision? {
-        guard let matched = CachePolicy.selectedVariant(variants, request: request),
-              let (answer, freshness, outcome) = assess(
-                matched, request: request, requestControl: CacheControl(request.headerFields), url: url,
+    /// How `matched`, kept under `mode`'s rules, answers `request` now, with its freshness and
+    /// outcome; `nil` when the request must go to the server.
+    private func decide(_ request: HTTPRequest, url: URL, matched: CachedResponse, mode: CacheMode) -> StoreDecision? {
+        guard let (answer, freshness, outcome) = assess(
+                matched, mode: mode, request: request, requestControl: CacheControl(request.headerFields), url: url,
                 rangeValue: request.method == .get ? request.headerFields[.range] : nil),
               let outcome else { return nil }
         return StoreDecision(answer: answer, freshness: freshness, outcome: outcome)
@@ -269,11 +376,11 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource {
     /// (itself, or the range asked for), its freshness, and the outcome — `hit`, `stale` where
     /// the request allows it, or `nil` when it must be validated first. `nil` altogether when it
     /// cannot answer this request (stored partial content that holds no asked-for range).
-    private func assess(_ matched: CachedResponse, request: HTTPRequest, requestControl: CacheControl, url: URL,
-                        rangeValue: String?) -> (answer: CachedResponse, freshness: Freshness, outcome: CacheOutcome?)? {
+    private func assess(_ matched: CachedResponse, mode: CacheMode, request: HTTPRequest, requestControl: CacheControl,
+                        url: URL, rangeValue: String?) -> (answer: CachedResponse, freshness: Freshness, outcome: CacheOutcome?)? {
         guard matched.status != 206 || rangeValue != nil,
               let answer = CachePolicy.servable(matched, rangeValue: rangeValue, request: request) else { return nil }
-        let policy = self.policy
+        let policy = self.policy(mode)
         let freshness = policy.freshness(of: matched, url: url, now: now())
         switch policy.reuse(matched, freshness: freshness, request: requestControl, overridden: policy.overrides(url)) {
         case .fresh: return (answer, freshness, .hit)
@@ -287,9 +394,10 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource {
     /// failure raised outside the cache). Counted as a `stale` answer.
     public func storedResponse(for request: HTTPRequest, baseURL: URL) async -> (HTTPResponse, Data)? {
         guard request.method == .get, let url = request.url(relativeTo: baseURL) else { return nil }
-        let key = CacheKey.primary(url: url, request: request, mode: options.mode)
-        guard let stored = await storedVariant(forKey: key, request: request), stored.status != 206,
-              !policy.forbidsStale(stored, overridden: policy.overrides(url)) else { return nil }
+        guard let (stored, partition) = await storedVariant(in: partitions(url: url, request: request), request: request),
+              stored.status != 206 else { return nil }
+        let policy = self.policy(partition.mode)
+        guard !policy.forbidsStale(stored, overridden: policy.overrides(url)) else { return nil }
         let (response, _) = await serve(stored, freshness: policy.freshness(of: stored, url: url, now: now()), outcome: .stale, head: true)
         return (response, stored.body)
     }
@@ -309,14 +417,15 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource {
     // MARK: - Validation (§4.3)
 
     private func revalidate(
-        _ stored: CachedResponse, freshness: Freshness, request: HTTPRequest, requestControl: CacheControl,
-        baseURL: URL, url: URL,
+        _ stored: CachedResponse, mode: CacheMode, freshness: Freshness, request: HTTPRequest, requestControl: CacheControl,
+        baseURL: URL, url: URL, partitions: [Partition],
         next: @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?)
     ) async throws -> (HTTPResponse, HTTPBody?) {
+        let policy = self.policy(mode)
         let conditional = CachePolicy.conditional(request, for: stored)
         let requestTime = now()
         let response: HTTPResponse
-        let responseBody: HTTPBody?
+        var responseBody: HTTPBody?
         do {
             (response, responseBody) = try await next(conditional, nil, baseURL)
         } catch {
@@ -333,6 +442,22 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource {
             let updated = CachePolicy.updated(stored, with: response.headerFields, requestTime: requestTime, responseTime: now())
             try? await store.save(updated)
             return await serve(updated, freshness: policy.freshness(of: updated, url: url, now: now()), outcome: .revalidated, head: false)
+        }
+        if response.status.code >= 400, !policy.forbidsStale(stored, overridden: policy.overrides(url)) {
+            // The origin's failure, when the options name it (`--serve-stale`): the stored response
+            // answers, with the origin's rate-limit fields.
+            var peeked = Data()
+            if options.serveStaleOn.needsBody(response) {
+                let (data, rest) = try await Self.prefix(of: responseBody, limit: StaleStatuses.bodyPeek)
+                peeked = data
+                responseBody = rest == nil ? HTTPBody(data) : Self.concatenate(data, rest)
+            }
+            if options.serveStaleOn.contains(response, body: peeked) {
+                await HTTPBody.discard(responseBody)
+                let reason = "HTTP \(response.status.code) from \(Redaction.redact(url))"
+                return await serve(stored, freshness: freshness, outcome: .stale, head: false, staleReason: reason,
+                                   passing: Self.rateLimitFields(of: response))
+            }
         }
         if response.status.code >= 500,
            policy.mayServeStaleOnError(stored, freshness: freshness, request: requestControl, overridden: policy.overrides(url)) {
@@ -352,8 +477,8 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource {
                                                      overridden: policy.overrides(url), disconnected: true)
         do {
             return try await storeIfAllowed(response, body: responseBody, request: request, requestControl: requestControl,
-                                            url: url, requestTime: requestTime, key: stored.key,
-                                            fallback: staleOnBadJSON ? serveStored : nil)
+                                            url: url, requestTime: requestTime, partitions: partitions,
+                                            replacing: stored.key, fallback: staleOnBadJSON ? serveStored : nil)
         } catch {
             guard staleOnBrokenBody, !(error is CancellationError), !Task.isCancelled else { throw error }
             return await serveStored(APIError.wrapping(error, url: url).description)
@@ -363,7 +488,8 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource {
 
 
     private func revalidateInBackground(
-        _ stored: CachedResponse, request: HTTPRequest, baseURL: URL, url: URL, transport: any ClientTransport
+        _ stored: CachedResponse, mode: CacheMode, request: HTTPRequest, baseURL: URL, url: URL, partitions: [Partition],
+        transport: any ClientTransport
     ) {
         let conditional = CachePolicy.conditional(request, for: stored)
         let cache = self
@@ -377,7 +503,7 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource {
                 try? await cache.store.save(updated)
             } else if let (_, rest) = try? await cache.storeIfAllowed(
                 response, body: body, request: request, requestControl: CacheControl(request.headerFields),
-                url: url, requestTime: requestTime, key: stored.key) {
+                url: url, requestTime: requestTime, partitions: partitions, replacing: stored.key) {
                 await HTTPBody.discard(rest)
             }
         }
@@ -387,20 +513,28 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource {
 
 
 
-    /// Stores the response when the rules allow. A body that claims to be JSON but does not parse is
-    /// never stored; with a `fallback` (the stored response, served stale) that is answered instead.
-    /// - Parameter keepsPartial: whether a `206` may be stored (not when it would replace a
-    ///   complete stored response).
+    /// Stores the response when the rules allow, in the first of `partitions` (from the last:
+    /// the cache's own, then a credential's) whose rules allow it. A body that claims to be JSON
+    /// but does not parse is never stored (``Options/rejectsInvalidJSON``); with a `fallback` (the
+    /// stored response, served stale) that is answered instead.
+    /// - Parameters:
+    ///   - replacing: the key of the stored response this one replaces: removed when the new one
+    ///     is stored under another key (a credential's answer that became shareable).
+    ///   - keepsPartial: whether a `206` may be stored (not when it would replace a complete
+    ///     stored response).
     private func storeIfAllowed(
         _ response: HTTPResponse, body: HTTPBody?, request: HTTPRequest, requestControl: CacheControl,
-        url: URL, requestTime: Date, key: String, keepsPartial: Bool = true,
+        url: URL, requestTime: Date, partitions: [Partition], replacing: String? = nil, keepsPartial: Bool = true,
         fallback: ((String) async -> (HTTPResponse, HTTPBody?))? = nil
     ) async throws -> (HTTPResponse, HTTPBody?) {
         ExchangeReport.current?.recordCache(.miss)
         try? await store.record(.miss)
-        let storable = policy.isStorable(response, request: request, requestControl: requestControl)
-            || policy.isStorableByOverride(response, url: url, request: request, requestControl: requestControl)
-        guard storable else { return (response, body) }
+        guard let partition = partitions.reversed().first(where: { partition in
+            let policy = self.policy(partition.mode)
+            return policy.isStorable(response, request: request, requestControl: requestControl)
+                || policy.isStorableByOverride(response, url: url, request: request, requestControl: requestControl)
+        }) else { return (response, body) }
+        let policy = self.policy(partition.mode)
         let (data, rest) = try await Self.prefix(of: body, limit: options.maxEntryBytes)
         guard rest == nil else {
             return (response, Self.concatenate(data, rest))
@@ -411,16 +545,19 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource {
            !keepsPartial || !CachePolicy.isStorablePartial(response.headerFields, bodyCount: data.count) {
             return (response, HTTPBody(data))
         }
-        if Self.isBrokenJSON(data, fields: response.headerFields) {
+        if options.rejectsInvalidJSON, Self.isBrokenJSON(data, fields: response.headerFields) {
             if let fallback { return await fallback("the response from \(Redaction.redact(url)) is not valid JSON") }
             return (response, HTTPBody(data))
         }
         let names = CacheKey.varyNames(response.headerFields)
         let entry = CachedResponse(
-            key: key, variant: CacheKey.variant(varyNames: names, request: request.headerFields),
+            key: partition.key,
+            variant: CacheKey.variant(varyNames: names, request: request.headerFields,
+                                      normalizingEncoding: options.normalizesAcceptEncoding),
             url: Redaction.redact(url), status: response.status.code,
-            headers: CachePolicy.storableFields(response.headerFields, control: policy.responseControl(response.headerFields), mode: options.mode),
+            headers: CachePolicy.storableFields(response.headerFields, control: policy.responseControl(response.headerFields), mode: partition.mode),
             body: data, requestTime: requestTime, responseTime: now())
+        if let replacing, replacing != partition.key { try? await store.remove(key: replacing) }
         try? await store.save(entry)
         return (response, HTTPBody(data))
     }
@@ -440,7 +577,10 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource {
     }
 
     /// Whether `data` is declared JSON (`application/json`, `…+json`) but does not parse as JSON.
+    /// An encoded body (`Content-Encoding` other than `identity`) is never judged: its bytes are
+    /// not the JSON.
     static func isBrokenJSON(_ data: Data, fields: HTTPFields) -> Bool {
+        if let coding = fields[.contentEncoding], coding.trimmingOWS().lowercased() != "identity" { return false }
         guard let type = fields[.contentType]?.split(separator: ";").first?.trimmingOWS().lowercased(),
               type == "application/json" || type.hasSuffix("+json") else { return false }
         return (try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])) == nil
@@ -452,11 +592,26 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource {
 
     // MARK: - Serving
 
+    /// - Parameter passing: fields of the origin's failed answer that replace the stored ones
+    ///   (its rate-limit fields, when a stored response answers in its place).
     private func serve(_ stored: CachedResponse, freshness: Freshness, outcome: CacheOutcome, head: Bool,
-                       staleReason: String? = nil) async -> (HTTPResponse, HTTPBody?) {
+                       staleReason: String? = nil, passing: HTTPFields = [:]) async -> (HTTPResponse, HTTPBody?) {
         try? await store.record(outcome)
         ExchangeReport.current?.recordCache(outcome, staleReason: staleReason)
-        return (Self.response(stored, freshness: freshness), head ? nil : HTTPBody(stored.body))
+        var response = Self.response(stored, freshness: freshness)
+        for name in Set(passing.map(\.name)) { response.headerFields[values: name] = passing[values: name] }
+        return (response, head ? nil : HTTPBody(stored.body))
+    }
+
+    /// The fields of `response` that say how much of a rate limit is left: `X-RateLimit-*` and
+    /// `Retry-After`.
+    static func rateLimitFields(of response: HTTPResponse) -> HTTPFields {
+        var fields = HTTPFields()
+        for field in response.headerFields
+        where field.name.canonicalName.hasPrefix("x-ratelimit-") || field.name == .retryAfter {
+            fields.append(field)
+        }
+        return fields
     }
 
     /// The stored response as it is served: its fields with the current `Age`.
@@ -478,9 +633,10 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource {
     /// agree with the stored response updates it (RFC 9111 §4.3.5: its fields and freshness, as a
     /// `304` would) and is answered with the updated stored fields.
     private func forwardHead(
-        _ request: HTTPRequest, body: HTTPBody?, baseURL: URL, url: URL, stored: CachedResponse,
+        _ request: HTTPRequest, body: HTTPBody?, baseURL: URL, url: URL, stored: CachedResponse, mode: CacheMode,
         next: @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?)
     ) async throws -> (HTTPResponse, HTTPBody?) {
+        let policy = self.policy(mode)
         let requestTime = now()
         let (response, responseBody) = try await next(request, body, baseURL)
         if response.status.code == 200, CachePolicy.headResponse(response.headerFields, describes: stored) {

@@ -24,11 +24,15 @@ struct CachePolicy: Sendable {
     // MARK: - Selecting a stored response (§4.1)
 
     /// The variant among `variants` that `request` selects (RFC 9111 §4.1), if any.
-    static func selectedVariant(_ variants: [CachedResponse], request: HTTPRequest) -> CachedResponse? {
+    /// - Parameter normalizingEncoding: `Accept-Encoding` is keyed as gzip or identity (see
+    ///   ``CacheKey/variant(varyNames:request:normalizingEncoding:)``).
+    static func selectedVariant(_ variants: [CachedResponse], request: HTTPRequest,
+                                normalizingEncoding: Bool = false) -> CachedResponse? {
         variants.first { candidate in
             let names = CacheKey.varyNames(candidate.headers)
             return names.isEmpty ? candidate.variant.isEmpty
-                : names != ["*"] && CacheKey.variant(varyNames: names, request: request.headerFields) == candidate.variant
+                : names != ["*"] && CacheKey.variant(varyNames: names, request: request.headerFields,
+                                                     normalizingEncoding: normalizingEncoding) == candidate.variant
         }
     }
 
@@ -107,7 +111,7 @@ struct CachePolicy: Sendable {
         if let minFresh = request.minFresh, freshness.lifetime - freshness.age < Double(minFresh) {
             return .mustValidate
         }
-        if freshness.isFresh { return .fresh }
+        if freshness.isFresh { return options.revalidatesEveryHit && !request.onlyIfCached ? .mustValidate : .fresh }
         if let maxStale = request.maxStale, !forbidsStale(stored, overridden: overridden) {
             if let limit = maxStale, freshness.staleness > Double(limit) { return .mustValidate }
             return .staleAllowed

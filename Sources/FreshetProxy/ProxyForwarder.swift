@@ -33,14 +33,50 @@ import Synchronization
 /// comes from `ExchangeReport`, never from a header field. When the origin cannot be
 /// reached the answer is `502`, when it does not answer in time `504`, with a short plain-text body.
 public struct ProxyForwarder: Sendable {
+    /// What an operator chooses beyond the origin and the store.
+    public struct Options: Sendable {
+        /// How answers to requests with credentials are kept (`--partition`): `.none` is RFC
+        /// 9111's shared cache, `.credential` adds a partition per credential (see
+        /// ``FreshetCache/CachePartitioning``).
+        public var partitioning: CachePartitioning
+        /// Revalidate every stored answer before it is served (`--revalidate always`): for origins
+        /// whose `304`s cost nothing, like GitHub's to authorized requests.
+        public var revalidatesEveryHit: Bool
+        /// The origin's statuses on which a stored answer is served stale instead (`--serve-stale`);
+        /// an unreachable origin always is, where the stored answer allows it.
+        public var serveStaleOn: StaleStatuses
+        /// The proxy's address as clients know it (`--public-url`), for the origin's absolute URLs
+        /// in `Link`, `Location` and `Content-Location`; `nil`: `http://` and the `Host` the client sent.
+        public var publicURL: URL?
+        /// Receives the proxy's one-time notices (a `private` answer that `.credential` partitions
+        /// would have cached).
+        public var notice: (@Sendable (String) -> Void)?
+
+        /// Creates options; the defaults are RFC 9111's shared cache.
+        public init(partitioning: CachePartitioning = .none, revalidatesEveryHit: Bool = false,
+                    serveStaleOn: StaleStatuses = [], publicURL: URL? = nil,
+                    notice: (@Sendable (String) -> Void)? = nil) {
+            self.partitioning = partitioning
+            self.revalidatesEveryHit = revalidatesEveryHit
+            self.serveStaleOn = serveStaleOn
+            self.publicURL = publicURL
+            self.notice = notice
+        }
+    }
+
     /// The origin every request is forwarded to (it may carry a path prefix, like `…/v0`).
     public let origin: URL
+    /// The operator's choices.
+    public let options: Options
     /// The cache in the chain.
     public let cache: CacheMiddleware
     /// Where the proxy counts its requests and times the origin, when it does.
     public let metrics: ProxyMetrics?
     private let send: @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?)
     private let locations = TargetLocations()
+    private let originPrefix: String
+    private let publicBase: String?
+    private let privateNotice = OneTime()
 
     /// The retry policy of the proxy: one more attempt when no connection could be made
     /// (idempotent methods with no body or a replayable one only), never on a status, a timeout
@@ -63,19 +99,26 @@ public struct ProxyForwarder: Sendable {
     ///   - transport: sends to the origin. It must keep every header line of the response.
     ///   - retry: the retry middleware (default: ``retryPolicy``).
     ///   - metrics: counts requests and times the origin (see ``ProxyMetrics``), when given.
+    ///   - options: partitions, revalidation, serving stale, the public URL (see ``Options``).
     public init(origin: URL, store: any CacheStore, mode: CacheMode = .shared,
                 maxEntryBytes: Int = CacheMiddleware.Options().maxEntryBytes,
                 transport: any ClientTransport,
                 retry: RetryMiddleware = RetryMiddleware(policy: ProxyForwarder.retryPolicy),
-                metrics: ProxyMetrics? = nil) {
+                metrics: ProxyMetrics? = nil, options: Options = .init()) {
         self.origin = origin
+        self.options = options
         self.metrics = metrics
+        originPrefix = ProxyDelivery.prefix(origin)
+        publicBase = options.publicURL.map(ProxyDelivery.prefix)
         let transport: any ClientTransport = metrics.map { MeasuredTransport(transport: transport, metrics: $0) } ?? transport
         let gate = ProxyRateLimitGate()
         let gated = GatedTransport(gate: gate, transport: transport)
         cache = CacheMiddleware(
             store: store, options: .init(mode: mode, serveStaleOnFailure: false, serveStaleWhenDisconnected: true,
-                           maxEntryBytes: maxEntryBytes, targetedFields: ProxyForwarder.targetedFields),
+                           maxEntryBytes: maxEntryBytes, targetedFields: ProxyForwarder.targetedFields,
+                           partitioning: options.partitioning, revalidatesEveryHit: options.revalidatesEveryHit,
+                           serveStaleOn: options.serveStaleOn, rejectsInvalidJSON: false,
+                           normalizesAcceptEncoding: true),
             backgroundTransport: gated)
         send = APIClient.chain(middlewares: [retry, cache, gate], transport: transport, operationID: "proxy")
     }
@@ -92,17 +135,36 @@ public struct ProxyForwarder: Sendable {
         guard let url = outbound.url(relativeTo: origin) else {
             return Self.generated(.badRequest, "freshet proxy: the request target \(outbound.path?.prefix(200) ?? "") is not a valid URL path")
         }
+        let delivery = delivery(for: request)
         if body == nil, let local = await answerFromStore(outbound) {
-            return local
+            return delivery.shape(local)
         }
         do {
             let ((response, responseBody), report) = try await ExchangeReport.collect {
                 try await send(outbound, body, origin)
             }
-            return Self.clientResponse(response, body: responseBody, outcome: report.cache ?? .miss)
+            let outcome = report.cache ?? .miss
+            if outcome == .miss { noticeUncachedPrivate(response, to: outbound) }
+            return delivery.shape(Self.clientResponse(response, body: responseBody, outcome: outcome))
         } catch {
             return Self.failure(error, url: url)
         }
+    }
+
+    /// What `request`'s client is sent beyond the answer (see ``ProxyDelivery``).
+    private func delivery(for request: HTTPRequest) -> ProxyDelivery {
+        ProxyDelivery(request: request, originPrefix: originPrefix, publicBase: publicBase)
+    }
+
+    /// Says once that a `private` answer to a request with a credential passed uncached, and
+    /// how to cache such answers.
+    private func noticeUncachedPrivate(_ response: HTTPResponse, to request: HTTPRequest) {
+        guard let notice = options.notice, cache.options.mode == .shared, options.partitioning == .none,
+              request.headerFields[.authorization] != nil || request.headerFields[.cookie] != nil,
+              let control = response.headerFields[.cacheControl], control.lowercased().contains("private"),
+              privateNotice.first() else { return }
+        notice("note: a private answer to a request with credentials was not cached (a shared cache may not keep it); "
+            + "--partition credential caches such answers per credential")
     }
 
     /// The answer to `request` from the cache's store alone — a fresh hit, stale where the
@@ -111,7 +173,7 @@ public struct ProxyForwarder: Sendable {
     /// retry, rate-limit or transport, no task. Only for requests without a body.
     public func storedAnswer(_ request: HTTPRequest) async -> ProxyResponse? {
         guard request.method == .get || request.method == .head, let outbound = Self.outbound(request) else { return nil }
-        return await answerFromStore(outbound)
+        return await answerFromStore(outbound).map(delivery(for: request).shape)
     }
 
     /// The request as it goes to the origin: the target in origin form, the forwardable fields,
@@ -121,6 +183,13 @@ public struct ProxyForwarder: Sendable {
         var outbound = HTTPRequest(method: request.method, scheme: nil, authority: nil, path: target,
                                    headerFields: ProxyHeaders.forwardable(request.headerFields))
         outbound.headerFields[.expect] = nil
+        if request.method == .get || request.method == .head {
+            // One stored representation for every client: gzip is asked for and decoded for clients
+            // that do not take it. A range is of the bytes the client will get, so it asks for
+            // what the client takes.
+            let gzip = request.headerFields[.range] == nil || AcceptEncoding.acceptsGzip(request.headerFields)
+            outbound.headerFields[.acceptEncoding] = gzip ? "gzip" : "identity"
+        }
         outbound.headerFields.append(HTTPField(name: .via, value: ProxyHeaders.via))
         return outbound
     }
@@ -164,21 +233,23 @@ public struct ProxyForwarder: Sendable {
     /// forwarded requests, which lack hop-by-hop fields and carry `Via`.
     func answerFromMemory(_ request: HTTPRequest) -> MemoryAnswer? {
         guard request.method == .get || request.method == .head else { return nil }
+        let delivery = delivery(for: request)
         if request.headerFields[.range] == nil, !Self.isValidationRequest(request), let target = request.path {
             guard let location = location(of: request, target: target),
                   let decision = cache.decisionFromMemory(for: request, at: location) else { return nil }
-            if Self.isSentWhole(decision.answer) {
+            if Self.isSentWhole(decision.answer), delivery.leavesAlone(decision.answer.headers) {
                 return .stored(decision.answer, age: decision.freshness.ageSeconds, outcome: decision.outcome)
             }
-            return .response(Self.shaped((decision.response, decision.answer.body, decision.outcome), for: request))
+            return .response(delivery.shape(Self.shaped((decision.response, decision.answer.body, decision.outcome), for: request)))
         }
         guard let outbound = Self.outbound(request), let location = cache.location(of: outbound, baseURL: origin),
               let decision = cache.decisionFromMemory(for: Self.probe(outbound), at: location) else { return nil }
-        return .response(Self.shaped((decision.response, decision.answer.body, decision.outcome), for: outbound))
+        return .response(delivery.shape(Self.shaped((decision.response, decision.answer.body, decision.outcome), for: outbound)))
     }
 
     /// Where the store keeps the answers to `request` (its target in origin form), kept per
-    /// target when the cache is shared (its key is then the URL alone).
+    /// target when it depends on the target alone (a shared cache's key for a request without
+    /// credentials, or any request when credentials are not partitioned).
     private func location(of request: HTTPRequest, target: String) -> CacheMiddleware.StoreLocation? {
         let find = { () -> CacheMiddleware.StoreLocation? in
             guard let path = Self.originForm(target) else { return nil }
@@ -186,7 +257,10 @@ public struct ProxyForwarder: Sendable {
             located.path = path
             return cache.location(of: located, baseURL: origin)
         }
-        return cache.options.mode == .shared ? locations.location(of: target, otherwise: find) : find()
+        let perTarget = cache.options.mode == .shared
+            && (options.partitioning == .none
+                || (request.headerFields[.authorization] == nil && request.headerFields[.cookie] == nil))
+        return perTarget ? locations.location(of: target, otherwise: find) : find()
     }
 
     /// Whether `stored`, answering whole from the store, has a head that is the same for every
@@ -255,6 +329,7 @@ public struct ProxyForwarder: Sendable {
     static func clientResponse(_ response: HTTPResponse, body: HTTPBody?, outcome: CacheOutcome) -> ProxyResponse {
         var fields = ProxyHeaders.forwardable(response.headerFields)
         fields[.xCache] = outcome.rawValue.uppercased()
+        fields.append(HTTPField(name: .cacheStatus, value: ProxyHeaders.cacheStatus(outcome)))
         fields.append(HTTPField(name: .via, value: ProxyHeaders.via))
         if fields[.date] == nil { fields[.date] = HTTPDate.format(Date()) }
         var head = response
@@ -327,6 +402,19 @@ public struct ProxyForwarder: Sendable {
         components.host = url.host
         components.port = url.port
         return components.url ?? url
+    }
+}
+
+/// Something that happens once.
+private final class OneTime: Sendable {
+    private let done = Mutex(false)
+
+    /// `true` the first time only.
+    func first() -> Bool {
+        done.withLock { done in
+            defer { done = true }
+            return !done
+        }
     }
 }
 

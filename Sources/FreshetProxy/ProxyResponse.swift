@@ -25,6 +25,17 @@ enum ProxyHeaders {
     /// The `Via` entry the proxy adds to requests and responses.
     static let via = "1.1 freshet"
 
+    /// The proxy's member of `Cache-Status` (RFC 9211) for how the cache answered: `hit`, a hit
+    /// served stale, a `304` revalidation, or a miss forwarded to the origin.
+    static func cacheStatus(_ outcome: CacheOutcome) -> String {
+        switch outcome {
+        case .hit: return "freshet; hit"
+        case .stale: return "freshet; hit; detail=stale"
+        case .revalidated: return "freshet; fwd=stale; fwd-status=304"
+        case .miss: return "freshet; fwd=miss"
+        }
+    }
+
     /// `fields` without hop-by-hop fields, `Proxy-*` fields, the fields `Connection` lists, and `Host`
     /// (the proxy addresses the origin itself).
     static func forwardable(_ fields: HTTPFields) -> HTTPFields {
@@ -49,4 +60,6 @@ enum ProxyHeaders {
 extension HTTPField.Name {
     /// `X-Cache`: how `freshet proxy`'s cache answered (`HIT`, `MISS`, `REVALIDATED`, `STALE`).
     public static let xCache = HTTPField.Name("X-Cache")!
+    /// `Cache-Status` (RFC 9211): each cache on the way appends its member.
+    public static let cacheStatus = HTTPField.Name("Cache-Status")!
 }

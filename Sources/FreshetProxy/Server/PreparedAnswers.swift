@@ -71,6 +71,7 @@ final class PreparedAnswers: Sendable {
     private static func head(_ base: HTTPResponseHead, age: Int, outcome: CacheOutcome) -> HTTPResponseHead {
         var head = base
         head.headers.add(name: "X-Cache", value: outcome.rawValue.uppercased())
+        head.headers.add(name: "Cache-Status", value: ProxyHeaders.cacheStatus(outcome))
         head.headers.add(name: "Age", value: String(age))
         return head
     }

@@ -1,0 +1,64 @@
+import Synchronization
+
+/// One origin request per key at a time, in this process: the first caller for a key goes on,
+/// the callers that come while it runs wait for it to finish (bounded), then look in the store
+/// — where the first one's answer now is — and go to the origin only when nothing usable is
+/// there. Waiters are let go together, not one by one, so an answer that could not be stored
+/// does not make them queue (nginx's `proxy_cache_lock` works the same way).
+final class FillLocks: Sendable {
+    private struct Fill {
+        var waiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
+    }
+
+    private let state = Mutex<(fills: [String: Fill], next: UInt64)>(([:], 0))
+
+    /// Runs `body` for `key`: at once with `waited == false` when no one else is running for
+    /// `key`, else after that one has finished or `maxWait` has passed (or the caller was
+    /// cancelled) with `waited == true`.
+    func run<T>(key: String, maxWait: Duration, _ body: (_ waited: Bool) async throws -> T) async throws -> T {
+        let waiter = state.withLock { state -> UInt64? in
+            guard state.fills[key] != nil else {
+                state.fills[key] = Fill()
+                return nil
+            }
+            defer { state.next &+= 1 }
+            return state.next
+        }
+        guard let waiter else {
+            defer { finish(key) }
+            return try await body(false)
+        }
+        await wait(for: key, waiter: waiter, maxWait: maxWait)
+        return try await body(true)
+    }
+
+    private func wait(for key: String, waiter: UInt64, maxWait: Duration) async {
+        let release: @Sendable () -> Void = { [self] in
+            let continuation = self.state.withLock { $0.fills[key]?.waiters.removeValue(forKey: waiter) }
+            continuation?.resume()
+        }
+        let timer = Task {
+            guard (try? await Task.sleep(for: maxWait)) != nil else { return }
+            release()
+        }
+        defer { timer.cancel() }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let registered = state.withLock { state -> Bool in
+                    guard state.fills[key] != nil else { return false }
+                    state.fills[key]?.waiters[waiter] = continuation
+                    return true
+                }
+                // The fill ended between the first look and now.
+                if !registered { continuation.resume() }
+            }
+        } onCancel: {
+            release()
+        }
+    }
+
+    private func finish(_ key: String) {
+        let waiters = state.withLock { $0.fills.removeValue(forKey: key).map { Array($0.waiters.values) } ?? [] }
+        for waiter in waiters { waiter.resume() }
+    }
+}

@@ -1,0 +1,168 @@
+import CompressNIO
+import Foundation
+import Freshet
+import FreshetCache
+import HTTPTypes
+import NIOCore
+import OpenAPIRuntime
+
+/// What one client is sent, beyond what the origin or the cache answered: the body decoded when
+/// the answer is gzip and the client does not take gzip (nginx's `gunzip`), the origin's absolute
+/// URLs in `Link` and `Location` turned into the proxy's (so a client following pagination stays
+/// on the proxy), and `Cache-Status` (RFC 9211) beside `X-Cache`.
+struct ProxyDelivery: Sendable {
+    /// The client's request fields (its `Accept-Encoding` is read when an answer is gzip).
+    var request: HTTPFields
+    /// The origin's URL as it appears in its own absolute links (`https://api.github.com`, with the
+    /// origin's path prefix when it has one).
+    var originPrefix: String
+    /// Where clients reach the proxy: `--public-url`, else `http://` and the `Host` the client
+    /// sent; `nil` when neither is known (nothing is rewritten).
+    var base: String?
+
+    /// The most a stored body is decoded to in one piece for a client; a larger one is decoded as
+    /// it streams.
+    static let wholeDecodeLimit = 8 * 1024 * 1024
+
+    /// The delivery for a client's `request` to a proxy whose origin's links start with
+    /// `originPrefix`, and whose clients reach it at `publicBase` (else at the `Host` they sent).
+    init(request: HTTPRequest, originPrefix: String, publicBase: String?) {
+        self.request = request.headerFields
+        self.originPrefix = originPrefix
+        base = publicBase ?? request.authority.flatMap { $0.isEmpty ? nil : "http://\($0)" }
+    }
+
+    /// `url` as the prefix links start with: no trailing slash.
+    static func prefix(_ url: URL) -> String {
+        var text = url.absoluteString
+        while text.hasSuffix("/") { text.removeLast() }
+        return text
+    }
+
+    /// Whether a stored response sent whole needs nothing of this delivery (its head can be the
+    /// one prepared for every client).
+    func leavesAlone(_ fields: HTTPFields) -> Bool {
+        !mentionsOrigin(fields) && (fields[.contentEncoding] == nil || !Self.isGzip(fields) || acceptsGzip)
+    }
+
+    private var acceptsGzip: Bool { AcceptEncoding.acceptsGzip(request) }
+
+    /// `response` as this client gets it.
+    func shape(_ response: ProxyResponse) -> ProxyResponse {
+        var shaped = response
+        if let base, mentionsOrigin(response.head.headerFields) {
+            for name in Self.linkFields {
+                let values = shaped.head.headerFields[values: name]
+                guard !values.isEmpty else { continue }
+                shaped.head.headerFields[values: name] = values.map { Self.rewritten($0, from: originPrefix, to: base) }
+            }
+        }
+        guard response.head.headerFields[.contentEncoding] != nil, Self.isGzip(response.head.headerFields),
+              !acceptsGzip else { return shaped }
+        shaped.head.headerFields[.contentEncoding] = nil
+        shaped.head.headerFields[.contentLength] = nil
+        // The decoded bytes are another representation: a strong tag would claim byte equality.
+        if let tag = shaped.head.headerFields[.eTag], !tag.hasPrefix("W/") { shaped.head.headerFields[.eTag] = "W/" + tag }
+        if let complete = response.complete, let decoded = Self.gunzip(complete, limit: Self.wholeDecodeLimit) {
+            shaped.complete = decoded
+            shaped.body = HTTPBody(decoded)
+            shaped.head.headerFields[.contentLength] = String(decoded.count)
+        } else {
+            shaped.complete = nil
+            shaped.body = response.body.map(Self.gunzipping)
+        }
+        return shaped
+    }
+
+    /// The fields whose URLs are rewritten.
+    private static let linkFields: [HTTPField.Name] = [.link, .location, .contentLocation]
+
+    private func mentionsOrigin(_ fields: HTTPFields) -> Bool {
+        guard base != nil else { return false }
+        for name in Self.linkFields {
+            if let value = fields[name], value.contains(originPrefix) { return true }
+        }
+        return false
+    }
+
+    /// `value` with every URL that starts with `from` (at a path boundary) starting with `to`.
+    static func rewritten(_ value: String, from: String, to: String) -> String {
+        var result = ""
+        var rest = Substring(value)
+        while let range = rest.range(of: from) {
+            let after = rest[range.upperBound...]
+            let boundary = after.first.map { "/?#>\";, ".contains($0) } ?? true
+            result += rest[..<range.lowerBound]
+            result += boundary ? to : from
+            rest = after
+        }
+        return result + rest
+    }
+
+    // MARK: - Content coding
+
+    /// Whether a response's body is gzip, and only gzip.
+    static func isGzip(_ fields: HTTPFields) -> Bool {
+        let codings = fields[values: .contentEncoding].flatMap { $0.split(separator: ",") }
+            .map { $0.trimmingOWS().lowercased() }.filter { $0 != "identity" && !$0.isEmpty }
+        return codings == ["gzip"] || codings == ["x-gzip"]
+    }
+
+    /// `data` decoded, or `nil` when it is not a gzip stream or decodes to more than `limit` bytes.
+    static func gunzip(_ data: Data, limit: Int) -> Data? {
+        var buffer = ByteBuffer(bytes: data)
+        guard let decoded = try? buffer.decompress(with: .gzip, maxSize: limit) else { return nil }
+        return Data(decoded.readableBytesView)
+    }
+
+    /// `body` decoded as it streams, 64 KiB at a time; a stream that is not gzip ends the body with
+    /// an error (the client sees a cut-off answer).
+    static func gunzipping(_ body: HTTPBody) -> HTTPBody {
+        HTTPBody(Gunzipped(source: body), length: .unknown, iterationBehavior: body.iterationBehavior)
+    }
+}
+
+/// A gzip body's bytes, decoded.
+private struct Gunzipped: AsyncSequence, Sendable {
+    typealias Element = HTTPBody.ByteChunk
+    let source: HTTPBody
+
+    func makeAsyncIterator() -> Iterator { Iterator(source: source.makeAsyncIterator()) }
+
+    struct Iterator: AsyncIteratorProtocol {
+        var source: HTTPBody.AsyncIterator
+        var input = ByteBuffer()
+        var decompressor: ZlibDecompressor?
+        var ended = false
+
+        init(source: HTTPBody.AsyncIterator) {
+            self.source = source
+        }
+
+        mutating func next() async throws -> HTTPBody.ByteChunk? {
+            if decompressor == nil { decompressor = try ZlibDecompressor(algorithm: .gzip) }
+            guard let decompressor else { return nil }
+            while true {
+                if input.readableBytes > 0 {
+                    var window = ByteBufferAllocator().buffer(capacity: 64 * 1024)
+                    let before = input.readableBytes
+                    do {
+                        try input.decompressStream(to: &window, with: decompressor)
+                    } catch let error as CompressNIOError where error == .bufferOverflow {
+                        // The window is full: send it; the rest of the input comes next time.
+                    }
+                    if window.readableBytes > 0 { return ArraySlice(window.readableBytesView) }
+                    // Past the end of the gzip stream nothing is consumed: what follows is dropped.
+                    if input.readableBytes == before { input.clear() }
+                }
+                if ended { return nil }
+                guard let chunk = try await source.next() else {
+                    ended = true
+                    return nil
+                }
+                input.discardReadBytes()
+                input.writeBytes(chunk)
+            }
+        }
+    }
+}
