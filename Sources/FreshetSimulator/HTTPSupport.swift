@@ -1,4 +1,6 @@
+import CompressNIO
 import Foundation
+import HTTPTypes
 import Hummingbird
 
 /// Decoded query items, plus the raw text for rebuilding pagination links.
@@ -124,6 +126,64 @@ enum HTTPSupport {
             if t == "*" || (!t.isEmpty && opaque(t) == target) { return true }
         }
         return false
+    }
+
+    // MARK: gzip
+
+    /// Whether `Accept-Encoding` (every line of it) accepts gzip, as RFC 9110 §12.5.3 reads it:
+    /// `gzip` or `x-gzip` with a q-value above 0, or, when neither is named, `*` above 0. No field
+    /// (or an empty one) asks for identity; `gzip;q=0` refuses gzip whatever `*` says.
+    static func acceptsGzip(_ headers: HTTPFields) -> Bool {
+        var named: Double?
+        var wildcard: Double?
+        for line in headers[values: .acceptEncoding] {
+            for element in line.split(separator: ",") {
+                let parameters = element.split(separator: ";")
+                guard let coding = parameters.first?.trimmingCharacters(in: .whitespaces).lowercased(), !coding.isEmpty else { continue }
+                var q = 1.0
+                for parameter in parameters.dropFirst() {
+                    let pair = parameter.split(separator: "=", maxSplits: 1)
+                    guard pair.count == 2, pair[0].trimmingCharacters(in: .whitespaces).lowercased() == "q" else { continue }
+                    // A q-value that is not a number in 0...1 accepts nothing.
+                    q = Double(pair[1].trimmingCharacters(in: .whitespaces)).flatMap { (0...1).contains($0) ? $0 : nil } ?? 0
+                }
+                switch coding {
+                case "gzip", "x-gzip": named = max(named ?? 0, q)
+                case "*": wildcard = max(wildcard ?? 0, q)
+                default: break
+                }
+            }
+        }
+        if let named { return named > 0 }
+        return (wildcard ?? 0) > 0
+    }
+
+    /// `body` gzip-encoded (zlib through CompressNIO; deterministic: no name, no time).
+    static func gzip(_ body: ByteBuffer) throws -> ByteBuffer {
+        var input = body
+        return try input.compress(with: .gzip())
+    }
+
+    /// A body that claims to be gzip and is not: a valid gzip header (so it is recognised as
+    /// gzip), then `0xFF` bytes where the deflate stream should be (a block of the reserved
+    /// type 3, which every inflater refuses), as long as the real encoding of `body`.
+    static func corruptGzip(_ body: ByteBuffer) throws -> ByteBuffer {
+        let valid = try gzip(body)
+        var corrupt = ByteBuffer()
+        corrupt.writeBytes(valid.readableBytesView.prefix(10))
+        corrupt.writeRepeatingByte(0xFF, count: max(valid.readableBytes - 10, 8))
+        return corrupt
+    }
+
+    /// Adds `Vary: Accept-Encoding` unless a `Vary` line already names it (or is `*`).
+    static func varyOnAcceptEncoding(_ headers: inout HTTPFields) {
+        let named = headers[values: .vary].contains { line in
+            line.split(separator: ",").contains {
+                let token = $0.trimmingCharacters(in: .whitespaces).lowercased()
+                return token == "accept-encoding" || token == "*"
+            }
+        }
+        if !named { headers.append(HTTPField(name: .vary, value: "Accept-Encoding")) }
     }
 
     /// A JSON body of exactly `size` bytes: `{"pad":"xxx…"}` (or `{}` plus spaces when

@@ -154,20 +154,42 @@ public final class Simulator: Sendable {
         state.withLock { $0.faults.removeAll() }
     }
 
-    /// Sets a GitHub rate-limit budget (`POST /_sim/ratelimit`).
+    /// Sets GitHub rate-limit budgets (`POST /_sim/ratelimit`).
     /// - Parameters:
     ///   - resource: `core` or `search`.
     ///   - remaining: Requests left in the current window.
     ///   - reset: Epoch seconds when the window resets; default: one window from now.
-    ///   - authenticated: Which budget; `nil` sets both the anonymous and the token one.
+    ///   - authenticated: Which budgets: `false` the anonymous one, `true` every token's (those
+    ///     already charged, and those first charged before this window resets), `nil` both.
     public func setRateLimit(resource: RateLimitResource, remaining: Int, reset: Int? = nil, authenticated: Bool? = nil) async {
         let now = Self.now()
+        let reset = reset ?? now + RateLimitBucket.window(resource)
         state.withLock { state in
-            for auth in [false, true] where authenticated == nil || authenticated == auth {
-                let limit = RateLimitBucket.limit(resource, authenticated: auth)
-                state.rateLimits[RateLimitBucket.key(resource, auth)] = RateLimitBucket(
-                    limit: limit, remaining: max(0, min(remaining, limit)),
-                    reset: reset ?? now + RateLimitBucket.window(resource))
+            if authenticated != true {
+                let bucket = RateLimitBucket(limit: RateLimitBucket.limit(resource, authenticated: false), remaining: remaining, reset: reset)
+                state.store(bucket, for: RateLimitKey(credential: .anonymous, resource: resource))
+            }
+            if authenticated != false {
+                let bucket = RateLimitBucket(limit: RateLimitBucket.limit(resource, authenticated: true), remaining: remaining, reset: reset)
+                state.tokenRateLimits[resource] = bucket
+                for key in state.rateLimitOrder where key.resource == resource && !key.credential.isAnonymous {
+                    state.store(bucket, for: key)
+                }
+            }
+        }
+    }
+
+    /// What each credential has spent of each GitHub budget in its current window, in the order
+    /// the budgets were first charged (`GET /_sim/ratelimits`). Tokens appear by the first 12 hex
+    /// digits of their SHA-256, never as themselves.
+    public func rateLimits() async -> [RateLimitUsage] {
+        let now = Self.now()
+        return state.withLock { state in
+            state.rateLimitOrder.map { key in
+                let bucket = state.bucket(key, now: now)
+                return RateLimitUsage(
+                    credential: key.credential.name, resource: key.resource, limit: bucket.limit, used: bucket.used,
+                    remaining: bucket.remaining, reset: bucket.reset)
             }
         }
     }

@@ -172,6 +172,45 @@ public enum RateLimitResource: String, Sendable, Codable, CaseIterable {
     case search
 }
 
+/// What one credential has spent of one GitHub budget in its current window
+/// (``Simulator/rateLimits()``, `GET /_sim/ratelimits`).
+///
+/// ```json
+/// {"credential": "9f86d081884c", "resource": "core", "limit": 5000, "used": 3, "remaining": 4997, "reset": 1767225600}
+/// ```
+public struct RateLimitUsage: Sendable, Codable, Equatable {
+    /// `anonymous` (every request without a token: one budget, as if from one IP address), or the
+    /// first 12 hex digits of the SHA-256 of the token. Never the token itself.
+    public var credential: String
+    /// The budget: `core` or `search`.
+    public var resource: RateLimitResource
+    /// The window's limit: 5000 (core) or 30 (search) per token, 60 or 10 anonymous.
+    public var limit: Int
+    /// Requests charged in this window (a `304` is free). Without enforced limits
+    /// (``SimulatorConfiguration/enforceRateLimits`` off) it counts on past `limit`.
+    public var used: Int
+    /// `limit - used`, never below 0.
+    public var remaining: Int
+    /// Epoch seconds when the window resets.
+    public var reset: Int
+
+    /// Creates a usage record.
+    public init(credential: String, resource: RateLimitResource, limit: Int, used: Int, remaining: Int, reset: Int) {
+        self.credential = credential
+        self.resource = resource
+        self.limit = limit
+        self.used = used
+        self.remaining = remaining
+        self.reset = reset
+    }
+
+    /// The name ``credential`` gives `token` (`nil`: `anonymous`): the first 12 hex digits of
+    /// its SHA-256.
+    public static func credentialName(forToken token: String?) -> String {
+        RateLimitCredential(token: token).name
+    }
+}
+
 /// Errors thrown by ``Simulator/run(host:port:onListening:)`` and ``withSimulator(_:_:)``.
 public enum SimulatorError: Error, Sendable, Equatable {
     /// The simulator only listens on loopback (`127.0.0.1`, `::1`, `localhost`).

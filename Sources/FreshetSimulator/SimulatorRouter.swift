@@ -35,7 +35,7 @@ extension Simulator {
     }
 
     /// The two routers: the control endpoints, and the APIs behind the request log, `HEAD`,
-    /// latency, faults and GitHub's `404` for what no route answers (outermost first).
+    /// latency, faults, gzip and GitHub's `404` for what no route answers (outermost first).
     func makeRoutes() -> (control: SimRoutes, api: SimRoutes) {
         let control = SimRoutes()
         control.router.add(middleware: NotFoundMiddleware { request, _ in
@@ -51,13 +51,14 @@ extension Simulator {
         api.router.add(middleware: HeadMiddleware())
         api.router.add(middleware: LatencyMiddleware(simulator: self))
         api.router.add(middleware: FaultMiddleware(simulator: self))
+        api.router.add(middleware: CompressionMiddleware())
         api.router.add(middleware: NotFoundMiddleware { [self] request, context in
             // A router answers the methods registered at a path; an extension method (PURGE,
             // M-SEARCH, …) reaches what answers any method: the scripted paths, GitHub's 404.
             if !SimRoutes.anyMethod.contains(request.method) {
                 switch HTTPSupport.segments(request.uri.path).first {
                 case "scripted": return scripted.scripted(request, context: context)
-                case "repos", "users", "search": return gitHubAnswer(request) { .notFound }
+                case "repos", "users", "search": return gitHubAnswer(request) { _ in .notFound }
                 default: break
                 }
             }

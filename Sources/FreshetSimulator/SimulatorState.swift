@@ -1,15 +1,22 @@
 import Synchronization
 
-/// One GitHub rate-limit window.
+/// One GitHub rate-limit window of one credential.
 struct RateLimitBucket: Sendable {
     var limit: Int
-    var remaining: Int
+    /// Requests charged in this window (more than `limit` only when limits are not enforced).
+    var used: Int
     var reset: Int
 
-    var used: Int { limit - remaining }
+    var remaining: Int { max(0, limit - used) }
 
-    static func key(_ resource: RateLimitResource, _ authenticated: Bool) -> String {
-        resource.rawValue + (authenticated ? ":token" : ":anonymous")
+    init(limit: Int, used: Int = 0, reset: Int) {
+        self.limit = limit
+        self.used = used
+        self.reset = reset
+    }
+
+    init(limit: Int, remaining: Int, reset: Int) {
+        self.init(limit: limit, used: limit - max(0, min(remaining, limit)), reset: reset)
     }
 
     static func limit(_ resource: RateLimitResource, authenticated: Bool) -> Int {
@@ -22,6 +29,33 @@ struct RateLimitBucket: Sendable {
     static func window(_ resource: RateLimitResource) -> Int {
         resource == .core ? 3_600 : 60
     }
+}
+
+/// Whose budget a GitHub request is charged to: each token has its own, and every anonymous
+/// request shares one (as if they all came from one IP address).
+struct RateLimitCredential: Hashable, Sendable {
+    /// `anonymous`, or the first 12 hex digits of the SHA-256 of the token (never the token).
+    let name: String
+
+    /// Every request without a token.
+    static let anonymous = RateLimitCredential(name: "anonymous")
+
+    /// The credential of `token` (`nil`: anonymous).
+    init(token: String?) {
+        self = token.map { RateLimitCredential(name: Hashing.sha256Prefix($0)) } ?? .anonymous
+    }
+
+    private init(name: String) {
+        self.name = name
+    }
+
+    var isAnonymous: Bool { self == .anonymous }
+}
+
+/// A budget: one resource of one credential.
+struct RateLimitKey: Hashable, Sendable {
+    let credential: RateLimitCredential
+    let resource: RateLimitResource
 }
 
 /// Everything mutable, behind one lock.
@@ -40,7 +74,13 @@ struct SimulatorState: Sendable {
     var faultModes: [FaultMode] = []
     var feeds: [String: RepoFeed] = [:]
     var nextAddedEventID = EventGenerator.firstAddedID
-    var rateLimits: [String: RateLimitBucket] = [:]
+    /// The budgets charged so far, per credential and resource.
+    var rateLimits: [RateLimitKey: RateLimitBucket] = [:]
+    /// The budgets in the order they were first charged (`GET /_sim/ratelimits`).
+    var rateLimitOrder: [RateLimitKey] = []
+    /// What a token's budget starts from when first charged in a window (`POST /_sim/ratelimit`
+    /// with `authenticated` not `false`), until that window resets.
+    var tokenRateLimits: [RateLimitResource: RateLimitBucket] = [:]
     var shuttingDown = false
     var scripts: [String: Script] = [:]
     var clockOffset = 0
@@ -98,30 +138,40 @@ struct SimulatorState: Sendable {
         return fault
     }
 
-    mutating func bucket(_ resource: RateLimitResource, authenticated: Bool, now: Int) -> RateLimitBucket {
-        let key = RateLimitBucket.key(resource, authenticated)
+    /// The current window of `key`'s budget: a fresh one (or the one set for every token) when
+    /// none was charged yet or the last one reset.
+    mutating func bucket(_ key: RateLimitKey, now: Int) -> RateLimitBucket {
         if let b = rateLimits[key], b.reset > now { return b }
-        let limit = RateLimitBucket.limit(resource, authenticated: authenticated)
-        let fresh = RateLimitBucket(limit: limit, remaining: limit, reset: now + RateLimitBucket.window(resource))
-        rateLimits[key] = fresh
+        let fresh: RateLimitBucket
+        if !key.credential.isAnonymous, let set = tokenRateLimits[key.resource], set.reset > now {
+            fresh = set
+        } else {
+            let limit = RateLimitBucket.limit(key.resource, authenticated: !key.credential.isAnonymous)
+            fresh = RateLimitBucket(limit: limit, reset: now + RateLimitBucket.window(key.resource))
+        }
+        store(fresh, for: key)
         return fresh
     }
 
-    /// Takes one request from the budget; `nil` when it is exhausted.
-    mutating func consume(_ resource: RateLimitResource, authenticated: Bool, now: Int) -> RateLimitBucket? {
-        var b = bucket(resource, authenticated: authenticated, now: now)
-        guard b.remaining > 0 else { return nil }
-        b.remaining -= 1
-        rateLimits[RateLimitBucket.key(resource, authenticated)] = b
+    /// Charges one request to `key`'s budget; `nil` (nothing charged) when it is exhausted and
+    /// `enforce` is set. Unenforced budgets keep counting past their limit.
+    mutating func consume(_ key: RateLimitKey, now: Int, enforce: Bool) -> RateLimitBucket? {
+        var b = bucket(key, now: now)
+        guard b.remaining > 0 || !enforce else { return nil }
+        b.used += 1
+        store(b, for: key)
         return b
     }
 
     /// Gives back a request taken by `consume` (a 304 does not count).
-    mutating func refund(_ resource: RateLimitResource, authenticated: Bool) -> RateLimitBucket? {
-        let key = RateLimitBucket.key(resource, authenticated)
+    mutating func refund(_ key: RateLimitKey) -> RateLimitBucket? {
         guard var b = rateLimits[key] else { return nil }
-        b.remaining = min(b.limit, b.remaining + 1)
-        rateLimits[key] = b
+        b.used = max(0, b.used - 1)
+        store(b, for: key)
         return b
+    }
+
+    mutating func store(_ bucket: RateLimitBucket, for key: RateLimitKey) {
+        if rateLimits.updateValue(bucket, forKey: key) == nil { rateLimitOrder.append(key) }
     }
 }

@@ -84,6 +84,13 @@ struct ControlController {
             await simulator.setRateLimit(resource: resource, remaining: body.remaining, reset: body.reset, authenticated: body.authenticated)
             return HTTPSupport.json(200, Self.ok)
         }
+        routes.on(
+            "/_sim/ratelimits", methods: [.get],
+            #" (per credential and resource: [{"credential":"<12 hex of the token's SHA-256>|anonymous","resource":"core|search","limit":5000,"used":1,"remaining":4999,"reset":<epoch>}])"#
+        ) { _, _ in
+            let usage = await simulator.rateLimits()
+            return HTTPSupport.json(200, JSON.array(usage.map(Self.rateLimitJSON)).rendered)
+        }
         routes.on("/_sim/script", methods: [.post], " " + Self.scriptBody) { request, _ in
             struct Body: Decodable {
                 var path: String
@@ -132,6 +139,13 @@ struct ControlController {
         var request = request
         let buffer = try await request.collectBody(upTo: 1 << 20)
         return try? JSONDecoder().decode(T.self, from: Data(buffer.readableBytesView))
+    }
+
+    /// A budget's spending as `GET /_sim/ratelimits` writes it.
+    static func rateLimitJSON(_ usage: RateLimitUsage) -> JSON {
+        obj(
+            ("credential", .string(usage.credential)), ("resource", .string(usage.resource.rawValue)), ("limit", .int(usage.limit)),
+            ("used", .int(usage.used)), ("remaining", .int(usage.remaining)), ("reset", .int(usage.reset)))
     }
 
     /// A request-log entry as `GET /_sim/log` writes it.

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import Hummingbird
 import Synchronization
 
@@ -11,28 +12,30 @@ struct GitHubController {
 
     func addRoutes(to routes: SimRoutes) {
         routes.get("/repos/{owner}/{repo}/events", "?per_page=&page=") { request, context in
-            simulator.gitHubAnswer(request) {
+            simulator.gitHubAnswer(request) { _ in
                 simulator.repoEvents(
                     owner: context.parameter("owner"), name: context.parameter("repo"), query: QueryItems(request.uri.query),
                     request: request, path: request.uri.path)
             }
         }
         routes.get("/repos/{owner}/{repo}") { request, context in
-            simulator.gitHubAnswer(request) {
+            simulator.gitHubAnswer(request) { token in
                 simulator.github.repo("\(context.parameter("owner"))/\(context.parameter("repo"))").map {
-                    .ok(body: simulator.github.repoJSON($0, forSearch: false).rendered, lastModified: $0.updatedAt, link: nil, pollInterval: false)
+                    let permissions = token.map(RepoPermissions.init(token:))
+                    let body = simulator.github.repoJSON($0, forSearch: false, permissions: permissions).rendered
+                    return .ok(body: body, lastModified: $0.updatedAt, link: nil, pollInterval: false)
                 } ?? .notFound
             }
         }
         routes.get("/users/{login}") { request, context in
-            simulator.gitHubAnswer(request) {
+            simulator.gitHubAnswer(request) { _ in
                 simulator.github.user(context.parameter("login")).map {
                     .ok(body: simulator.github.userJSON($0).rendered, lastModified: $0.updatedAt, link: nil, pollInterval: false)
                 } ?? .notFound
             }
         }
         routes.get("/search/repositories", "?q=&sort=stars|forks|updated&order=asc|desc&per_page=&page=") { request, _ in
-            simulator.gitHubAnswer(request) {
+            simulator.gitHubAnswer(request) { _ in
                 simulator.searchRepositories(query: QueryItems(request.uri.query), request: request, path: request.uri.path)
             }
         }
@@ -40,7 +43,7 @@ struct GitHubController {
             ["/repos/{owner}/{repo}/**", "/users/{login}/**", "/search/**"],
             " (anything else: GitHub's 404, counted against the rate limit)"
         ) { request, _ in
-            simulator.gitHubAnswer(request) { .notFound }
+            simulator.gitHubAnswer(request) { _ in .notFound }
         }
     }
 }
@@ -73,11 +76,12 @@ enum GitHubOutcome {
 }
 
 extension Simulator {
-    /// A GitHub answer: checks the credentials, takes one request from the budget of the path's
-    /// resource (`search` under `/search`, `core` elsewhere; refunded on `304`), then answers
-    /// `outcome` with GitHub's headers, an `ETag` per body and credential, and `304` when the
-    /// request's validators match.
-    func gitHubAnswer(_ request: Request, outcome route: () -> GitHubOutcome) -> Response {
+    /// A GitHub answer: checks the credentials, charges one request to the budget of the path's
+    /// resource (`search` under `/search`, `core` elsewhere) of the request's credential (each
+    /// token has its own budgets, all anonymous requests share one; refunded on `304`), then
+    /// answers what `route` makes for the request's token with GitHub's headers, an `ETag` per
+    /// body and credential, and `304` when the request's validators match.
+    func gitHubAnswer(_ request: Request, outcome route: (_ token: String?) -> GitHubOutcome) -> Response {
         let resource: RateLimitResource = HTTPSupport.segments(request.uri.path).first == "search" ? .search : .core
 
         // Authorization: any `Bearer …` / `token …` counts as authenticated.
@@ -91,16 +95,18 @@ extension Simulator {
             token = parts[1]
         }
         let authenticated = token != nil
+        let key = RateLimitKey(credential: RateLimitCredential(token: token), resource: resource)
         let now = Self.now()
         let enforce = configuration.enforceRateLimits
 
-        // Take one request from the budget up front (refunded on 304).
+        // Charge one request up front (refunded on 304). Unenforced, the budget still counts
+        // (`GET /_sim/ratelimits`) but never refuses, and the headers announce a full budget.
+        let (taken, current) = state.withLock { state -> (RateLimitBucket?, RateLimitBucket) in
+            let taken = state.consume(key, now: now, enforce: enforce)
+            return (taken, state.bucket(key, now: now))
+        }
         let bucket: RateLimitBucket
         if enforce {
-            let (taken, current) = state.withLock { state -> (RateLimitBucket?, RateLimitBucket) in
-                let taken = state.consume(resource, authenticated: authenticated, now: now)
-                return (taken, state.bucket(resource, authenticated: authenticated, now: now))
-            }
             guard let taken else {
                 var headers = rateLimitHeaders(current, resource: resource)
                 headers.set("X-RateLimit-Remaining", "0")
@@ -108,15 +114,20 @@ extension Simulator {
             }
             bucket = taken
         } else {
-            let limit = RateLimitBucket.limit(resource, authenticated: authenticated)
-            bucket = RateLimitBucket(limit: limit, remaining: limit, reset: now + RateLimitBucket.window(resource))
+            bucket = RateLimitBucket(limit: current.limit, reset: current.reset)
         }
 
-        let outcome = route()
+        let outcome = route(token)
 
         var headers = HTTPFields()
         headers.set("Cache-Control", resource == .search ? "no-cache" : (authenticated ? "private, max-age=60, s-maxage=60" : "public, max-age=60, s-maxage=60"))
-        headers.set("Vary", authenticated ? "Accept, Authorization, Cookie, X-GitHub-OTP" : "Accept, Accept-Encoding, Accept, X-Requested-With")
+        if authenticated {
+            // Two lines, as GitHub sends them to a token.
+            headers.append(HTTPField(name: .vary, value: "Accept, Authorization, Cookie, X-GitHub-OTP"))
+            headers.append(HTTPField(name: .vary, value: "Accept-Encoding, Accept, X-Requested-With"))
+        } else {
+            headers.set("Vary", "Accept, Accept-Encoding, Accept, X-Requested-With")
+        }
         headers.set("X-GitHub-Media-Type", "github.v3; format=json")
         headers.set("X-GitHub-Api-Version-Selected", "2022-11-28")
 
@@ -139,8 +150,9 @@ extension Simulator {
                 notModified = lastModified <= since
             }
             if notModified {
+                // A 304 is free, for every credential.
                 var current = bucket
-                if enforce, let refunded = state.withLock({ $0.refund(resource, authenticated: authenticated) }) {
+                if let refunded = state.withLock({ $0.refund(key) }), enforce {
                     current = refunded
                 }
                 headers.append(contentsOf: rateLimitHeaders(current, resource: resource))

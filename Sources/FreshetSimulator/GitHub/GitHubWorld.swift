@@ -351,8 +351,10 @@ struct GitHubWorld: Sendable {
     }
 
     /// A repository as search returns it (`score` included) or as `GET /repos/{o}/{r}`
-    /// returns it (`license`, `subscribers_count`, `network_count` included).
-    func repoJSON(_ repo: Repo, forSearch: Bool) -> JSON {
+    /// returns it (`license`, `subscribers_count`, `network_count` included), with `permissions`
+    /// (what the request's token may do; authenticated requests only) after `default_branch`,
+    /// where GitHub puts it.
+    func repoJSON(_ repo: Repo, forSearch: Bool, permissions: RepoPermissions? = nil) -> JSON {
         let owner = user(repo.owner)!
         let url = "\(Self.api)/repos/\(repo.fullName)"
         let html = "https://github.com/\(repo.fullName)"
@@ -398,6 +400,9 @@ struct GitHubWorld: Sendable {
             ("open_issues", .int(repo.openIssues)), ("watchers", .int(repo.stars)),
             ("default_branch", .string(repo.defaultBranch)),
         ])
+        if let permissions {
+            pairs.append(("permissions", permissions.json))
+        }
         if forSearch {
             pairs.append(("score", .double(1.0)))
         } else {

@@ -33,6 +33,10 @@ public enum FaultModeKind: String, Sendable, Codable, CaseIterable {
     /// Answers `200` with a JSON object of ``FaultMode/size`` bytes (default 50 MiB), streamed,
     /// with `Content-Length` unless ``FaultMode/chunked``.
     case huge
+    /// Sends the route's real head with `Content-Encoding: gzip` (whatever the request's
+    /// `Accept-Encoding`) and a body that is not a valid gzip stream: a gzip header, then bytes
+    /// no inflater accepts, as long as the real encoded body.
+    case corruptGzip = "corrupt-gzip"
 }
 
 /// A wire-level fault for the next ``times`` requests whose path (without query) starts with
@@ -122,14 +126,16 @@ extension Simulator {
             return try await next(request, context)
         case .huge:
             return bytesResponse(size: fault.size ?? FaultMode.defaultHugeSize, chunked: fault.chunked == true)
-        case .drip, .resetMidBody, .shortBody, .chunkedCut:
+        case .drip, .resetMidBody, .shortBody, .chunkedCut, .corruptGzip:
             break
         }
 
-        // The full answer, whatever validators the client sent.
+        // The full answer, whatever validators the client sent (and not encoded, when the fault
+        // encodes it itself).
         var head = request.head
         head.headerFields[.ifNoneMatch] = nil
         head.headerFields[.ifModifiedSince] = nil
+        if fault.mode == .corruptGzip { head.headerFields[.acceptEncoding] = nil }
         let plain = try await next(Request(head: head, body: RequestBody(buffer: ByteBuffer())), context)
         let body = try await Self.collect(plain.body, limit: 16 * 1024 * 1024)
         var headers = plain.headers
@@ -162,6 +168,9 @@ extension Simulator {
             var cutResponse = Response(status: plain.status, headers: headers, body: response)
             cutResponse.headers[.contentLength] = nil
             return cutResponse
+        case .corruptGzip:
+            headers[.contentEncoding] = "gzip"
+            return Response(status: plain.status, headers: headers, body: ResponseBody(byteBuffer: try HTTPSupport.corruptGzip(body)))
         case .delay, .huge:
             return plain
         }
