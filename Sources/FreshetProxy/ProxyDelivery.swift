@@ -16,9 +16,17 @@ struct ProxyDelivery: Sendable {
     /// The origin's URL as it appears in its own absolute links (`https://api.github.com`, with the
     /// origin's path prefix when it has one).
     var originPrefix: String
+    /// `--public-url`, when given.
+    var publicBase: String?
+    /// The `Host` the client sent.
+    var authority: String?
+
     /// Where clients reach the proxy: `--public-url`, else `http://` and the `Host` the client
-    /// sent; `nil` when neither is known (nothing is rewritten).
-    var base: String?
+    /// sent; `nil` when neither is known (nothing is rewritten). Made only when a link needs it:
+    /// a hit pays nothing for it.
+    var base: String? {
+        publicBase ?? authority.flatMap { $0.isEmpty ? nil : "http://\($0)" }
+    }
 
     /// The most a stored body is decoded to in one piece for a client; a larger one is decoded as
     /// it streams.
@@ -29,7 +37,8 @@ struct ProxyDelivery: Sendable {
     init(request: HTTPRequest, originPrefix: String, publicBase: String?) {
         self.request = request.headerFields
         self.originPrefix = originPrefix
-        base = publicBase ?? request.authority.flatMap { $0.isEmpty ? nil : "http://\($0)" }
+        self.publicBase = publicBase
+        authority = request.authority
     }
 
     /// `url` as the prefix links start with: no trailing slash.
@@ -78,7 +87,7 @@ struct ProxyDelivery: Sendable {
     private static let linkFields: [HTTPField.Name] = [.link, .location, .contentLocation]
 
     private func mentionsOrigin(_ fields: HTTPFields) -> Bool {
-        guard base != nil else { return false }
+        guard publicBase != nil || authority?.isEmpty == false else { return false }
         for name in Self.linkFields {
             if let value = fields[name], value.contains(originPrefix) { return true }
         }

@@ -348,6 +348,12 @@ struct ProxyTests {
                 (["proxy", "--origin", origin, "--listen", "abc"], "--listen must be HOST:PORT"),
                 (["proxy", "--origin", origin, "--listen", "127.0.0.1:99999"], "--listen must be HOST:PORT"),
                 (["proxy"], "Missing expected argument '--origin <origin>'"),
+                (["proxy", "--origin", origin, "--serve-stale", "5xx,sometimes"], "--serve-stale takes a comma-separated list"),
+                (["proxy", "--origin", origin, "--partition", "user"], "--partition"),
+                (["proxy", "--origin", origin, "--private", "--partition", "credential"], "--partition credential is for a shared cache"),
+                (["proxy", "--origin", origin, "--revalidate", "sometimes"], "--revalidate"),
+                (["proxy", "--origin", origin, "--public-url", "ghproxy"], "--public-url must be an http(s) URL"),
+                (["proxy", "--origin", origin, "--store-size", "0"], "--store-size must be between 1 and 1048576"),
             ]
             for (arguments, message) in cases {
                 let result = try await cli.run(arguments, timeout: 30)

@@ -235,7 +235,9 @@ struct GitHubTrafficTests {
     func partitionsAcrossAFleet() async throws {
         try await withSimulator { sim in
             try await withPostgres { cluster in
-                let configuration = try PostgresStoreConfiguration(url: cluster.url, environment: cluster.environment)
+                var configuration = try PostgresStoreConfiguration(url: cluster.url, environment: cluster.environment)
+                // A loaded machine (two clusters start at once in this suite) gets 15 s to migrate.
+                configuration.queryTimeout = .seconds(5)
                 let storeA = try await PostgresCacheStore.connect(configuration, logger: quietLogger)
                 let storeB = try await PostgresCacheStore.connect(configuration, logger: quietLogger)
                 do {
@@ -288,6 +290,47 @@ struct GitHubTrafficTests {
                                             body: #"{"message":"API rate limit exceeded"}"#)
                     let other = try await get("/scripted/limited", from: proxy.base, headers: bearer(tokenB))
                     #expect(other.status == 403)
+                }
+            }
+        }
+    }
+
+    /// An origin failure, and the `--serve-stale` item that covers it.
+    struct Failure: Sendable, CustomTestStringConvertible {
+        var status: Int
+        var headers: [String: String]
+        var body: String
+        var option: StaleStatuses
+        var testDescription: String { "\(status) \(body.prefix(30))" }
+    }
+
+    @Test("--serve-stale 5xx, 429, rate-limited: each failure it names is answered from the stored copy, the others pass",
+          arguments: [
+              Failure(status: 503, headers: [:], body: "down", option: .serverError),
+              Failure(status: 429, headers: ["Retry-After": "30"], body: "slow down", option: .tooManyRequests),
+              Failure(status: 403, headers: [:], body: #"{"message":"You have exceeded a secondary rate limit."}"#,
+                      option: .rateLimited),
+          ])
+    func serveStaleOnEachStatus(_ failure: Failure) async throws {
+        try await withSimulator { sim in
+            try await withSQLiteStore { store, _ in
+                let control = SimControl(sim)
+                try await control.script("flaky", headers: [("Cache-Control", "max-age=0"), ("ETag", "\"v1\"")], body: #"{"v":1}"#)
+                for covered in [true, false] {
+                    let all: StaleStatuses = [.serverError, .tooManyRequests, .rateLimited]
+                    let options = ProxyForwarder.Options(serveStaleOn: covered ? failure.option : all.subtracting(failure.option))
+                    try await withInProcessProxy(origin: sim.baseURL, store: store, options: options) { proxy in
+                        _ = try await get("/scripted/flaky", from: proxy.base)
+                        try await control.fault(route: "/scripted/flaky", status: failure.status, headers: failure.headers, body: failure.body)
+                        let answer = try await get("/scripted/flaky", from: proxy.base)
+                        if covered {
+                            #expect(answer.status == 200)
+                            #expect(answer.cache == "STALE")
+                            #expect(String(decoding: answer.body, as: UTF8.self) == #"{"v":1}"#)
+                        } else {
+                            #expect(answer.status == failure.status)
+                        }
+                    }
                 }
             }
         }
