@@ -186,16 +186,7 @@ struct GitHubTrafficTests {
         try await withSimulator { sim in
             try await withSQLiteStore { store, _ in
                 try await withInProcessProxy(origin: sim.baseURL, store: store) { proxy in
-                    let control = SimControl(sim)
-                    try await control.hold(route: "/users/octocat")
-                    let answers = try await withThrowingTaskGroup(of: RawAnswer.self) { group in
-                        for _ in 0..<20 { group.addTask { try await get("/users/octocat", from: proxy.base) } }
-                        // All 20 are in the proxy (its in-flight gauge) and the first is held at the
-                        // origin before the origin may answer; bounded wait.
-                        try await eventually(proxy, inFlight: 20, control: control)
-                        try await control.release(route: "/users/octocat")
-                        return try await group.reduce(into: []) { $0.append($1) }
-                    }
+                    let answers = try await held(20, "/users/octocat", proxy: proxy, sim: sim)
                     #expect(answers.count == 20)
                     #expect(answers.allSatisfy { $0.status == 200 })
                     #expect(Set(answers.map(\.body)).count == 1)
@@ -213,16 +204,7 @@ struct GitHubTrafficTests {
                 try await withInProcessProxy(origin: sim.baseURL, store: store, options: options) { proxy in
                     let first = try await get("/users/octocat", from: proxy.base, headers: bearer(tokenA))
                     #expect(first.cache == "MISS")
-                    let control = SimControl(sim)
-                    try await control.hold(route: "/users/octocat")
-                    let answers = try await withThrowingTaskGroup(of: RawAnswer.self) { group in
-                        for _ in 0..<10 {
-                            group.addTask { try await get("/users/octocat", from: proxy.base, headers: bearer(tokenA)) }
-                        }
-                        try await eventually(proxy, inFlight: 10, control: control)
-                        try await control.release(route: "/users/octocat")
-                        return try await group.reduce(into: []) { $0.append($1) }
-                    }
+                    let answers = try await held(10, "/users/octocat", headers: bearer(tokenA), proxy: proxy, sim: sim)
                     #expect(answers.map(\.cache) == Array(repeating: "REVALIDATED", count: 10))
                     #expect(answers.allSatisfy { $0.body == first.body })
                     #expect(try await originRequests(sim, path: "/users/octocat").map(\.status) == [200, 304])
@@ -360,6 +342,21 @@ struct GitHubTrafficTests {
                 }
             }
         }
+    }
+}
+
+/// Sends `count` concurrent `GET path` to the proxy while the origin holds its answers, and lets
+/// the origin answer only once all of them are in the proxy.
+private func held(_ count: Int, _ path: String, headers: HTTPFields = [:], proxy: InProcessProxy,
+                  sim: RunningSimulator) async throws -> [RawAnswer] {
+    let control = SimControl(sim)
+    try await control.hold(route: path)
+    return try await withThrowingTaskGroup(of: RawAnswer.self) { group in
+        for _ in 0..<count { group.addTask { try await get(path, from: proxy.base, headers: headers) } }
+        // All are in the proxy (its in-flight gauge) and one is held at the origin; bounded wait.
+        try await eventually(proxy, inFlight: count, control: control)
+        try await control.release(route: path)
+        return try await group.reduce(into: []) { $0.append($1) }
     }
 }
 
