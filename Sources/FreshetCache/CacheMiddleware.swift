@@ -200,8 +200,8 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource {
                 if request.method == .get, let transport = backgroundTransport, !freshness.isFresh,
                    let window = policy.storedControl(stored).staleWhileRevalidate,
                    freshness.staleness <= Double(window), !policy.forbidsStale(stored, overridden: policy.overrides(url)) {
-                    revalidateInBackground(stored, mode: partition.mode, request: request, baseURL: baseURL, url: url,
-                                           partitions: partitions, transport: transport)
+                    revalidateInBackground(stored, request: request, baseURL: baseURL, url: url, partitions: partitions,
+                                           transport: transport)
                     return await serve(stored, freshness: freshness, outcome: .stale, head: false)
                 }
                 if request.method == .head {
@@ -302,25 +302,20 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource {
     }
 
     /// Where the answers to a request are kept: its URL and the primary keys to look in; `nil`
-    /// when the request has no URL. A shared cache keys a request without credentials on the URL
-    /// alone (``isPerTarget``), so a server may keep such a location per request target and skip
-    /// parsing and hashing on every hit.
+    /// when the request has no URL. A shared cache keys a request without credentials (or any
+    /// request, when it does not partition by credential) on the URL alone, so a server may keep
+    /// such a location per request target and skip parsing and hashing on every hit.
     public struct StoreLocation: Sendable {
         /// The request's URL.
         public let url: URL
         /// The partitions, in lookup order.
         let partitions: [Partition]
-        /// Whether every request for this URL has this location: the cache is shared and the
-        /// location depends on no credential.
-        public let isPerTarget: Bool
     }
 
     /// The location of `request`'s answers (see ``StoreLocation``).
     public func location(of request: HTTPRequest, baseURL: URL) -> StoreLocation? {
         guard let url = request.url(relativeTo: baseURL) else { return nil }
-        let partitions = partitions(url: url, request: request)
-        return StoreLocation(url: url, partitions: partitions,
-                             isPerTarget: partitions.count == 1 && partitions[0].mode == .shared)
+        return StoreLocation(url: url, partitions: partitions(url: url, request: request))
     }
 
     /// How the store answers a request, before any response is built.
@@ -488,7 +483,7 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource {
 
 
     private func revalidateInBackground(
-        _ stored: CachedResponse, mode: CacheMode, request: HTTPRequest, baseURL: URL, url: URL, partitions: [Partition],
+        _ stored: CachedResponse, request: HTTPRequest, baseURL: URL, url: URL, partitions: [Partition],
         transport: any ClientTransport
     ) {
         let conditional = CachePolicy.conditional(request, for: stored)
