@@ -160,13 +160,16 @@ struct FeedWatchTests {
             let executable = try #require(builtProduct("freshet"))
             let arguments = ["feed", "ReactiveX/RxSwift", "--watch", "--limit", "5"]
             try await withRunningProcess(executable, arguments, environment: cli.baseEnvironment) { child in
-                #expect(await eventually { child.stdout.split(separator: "\n").count == 4 }, "the first line and 4 more: \(child.stdout)")
+                let firstPage = await eventually { child.stdout.split(separator: "\n").count == 4 }
+                #expect(firstPage, "the first line and 4 more: \(child.stdout)")
                 // At least one poll that found nothing new: a conditional request answered 304.
-                #expect(try await eventually {
+                let notModified = try await eventually {
                     try await control.log().contains { $0.path.hasPrefix("/repos/ReactiveX/RxSwift/events") && $0.status == 304 }
-                })
+                }
+                #expect(notModified)
                 try await control.post("events", ["repo": "ReactiveX/RxSwift", "count": 2])
-                #expect(await eventually { child.stdout.split(separator: "\n").count == 6 }, "two new events: \(child.stdout)")
+                let twoMore = await eventually { child.stdout.split(separator: "\n").count == 6 }
+                #expect(twoMore, "two new events: \(child.stdout)")
                 child.signal(SIGINT)
                 #expect(await child.waitForExit(timeout: 10) == 0)
                 #expect(child.stderr.contains("stopped watching."), "\(child.stderr)")

@@ -48,7 +48,8 @@ struct HTTP1TransportTLSTests {
             #expect(failure?.description.contains("TLS: 127.0.0.1: the server's certificate chain was refused") == true,
                     "\(String(describing: failure))")
             #expect(origin.requests == 0)
-            #expect(await eventually { pool.openConnections == 0 }, "the rejected connection is closed")
+            let closed = await eventually { pool.openConnections == 0 }
+            #expect(closed, "the rejected connection is closed")
         }
     }
 }

@@ -125,7 +125,8 @@ struct HTTP1TransportTests {
         #expect(try await Self.exchange(transport, origin).1 == "four")
         #expect(origin.received.map(\.connection) == [0, 0, 0, 1], "a new connection only after Connection: close")
         #expect(origin.connections == 2)
-        #expect(await eventually { pool.openConnections == 1 }, "the closed connection left the pool")
+        let left = await eventually { pool.openConnections == 1 }
+        #expect(left, "the closed connection left the pool")
     }
 
     @Test("An idle keep-alive connection the origin closed is not reused: the next request, a POST, goes on a new connection")
@@ -333,6 +334,7 @@ struct HTTP1TransportTests {
             _ = try await task.value
         }
         #expect(cancelledFailure?.kind == .cancelled, "\(String(describing: cancelledFailure))")
-        #expect(await eventually { pool.openConnections == 0 }, "both connections closed")
+        let bothClosed = await eventually { pool.openConnections == 0 }
+        #expect(bothClosed, "both connections closed")
     }
 }

@@ -108,7 +108,8 @@ struct MiddlewareTests {
             let control = SimControl(sim)
             try await control.fault(route: "/users/octocat", status: 500, times: 5)
             let task = Task { () async throws(APIError) in try await client.send(Endpoint<Login>.get("users", "octocat")) }
-            #expect(try await eventually { try await control.log().count == 1 })
+            let firstAttempt = try await eventually { try await control.log().count == 1 }
+            #expect(firstAttempt)
             task.cancel()
             #expect(await task.result.apiError == .cancelled)
             #expect(try await control.log().count == 1)
@@ -178,13 +179,15 @@ struct MiddlewareTests {
             ])
             let first = Task { () async throws(APIError) in try await client.send(slow) }
             let second = Task { () async throws(APIError) in try await client.send(slow) }
-            #expect(try await eventually { try await control.log().contains { $0.path.hasPrefix("/_sim/drip") } })
+            let dripping = try await eventually { try await control.log().contains { $0.path.hasPrefix("/_sim/drip") } }
+            #expect(dripping)
             first.cancel()
             second.cancel()
             _ = await (first.result, second.result)
-            #expect(try await eventually {
+            let aborted = try await eventually {
                 try await control.log().first { $0.path.hasPrefix("/_sim/drip") }?.aborted == true
-            })
+            }
+            #expect(aborted)
             #expect(coalescing.inFlightCount == 0)
         }
     }
