@@ -240,11 +240,17 @@ public struct ProxyForwarder: Sendable {
             if Self.isSentWhole(decision.answer), delivery.leavesAlone(decision.answer.headers) {
                 return .stored(decision.answer, age: decision.freshness.ageSeconds, outcome: decision.outcome)
             }
-            return .response(delivery.shape(Self.shaped((decision.response, decision.answer.body, decision.outcome), for: request)))
+            return Self.whole(delivery.shape(Self.shaped((decision.response, decision.answer.body, decision.outcome), for: request)))
         }
         guard let outbound = Self.outbound(request), let location = cache.location(of: outbound, baseURL: origin),
               let decision = cache.decisionFromMemory(for: Self.probe(outbound), at: location) else { return nil }
-        return .response(delivery.shape(Self.shaped((decision.response, decision.answer.body, decision.outcome), for: outbound)))
+        return Self.whole(delivery.shape(Self.shaped((decision.response, decision.answer.body, decision.outcome), for: outbound)))
+    }
+
+    /// `response` as a memory answer when its body is whole in memory (the event loop writes it in
+    /// one go); `nil` when it streams (a large body decoded as it goes), for the async path.
+    private static func whole(_ response: ProxyResponse) -> MemoryAnswer? {
+        response.body != nil && response.complete == nil ? nil : .response(response)
     }
 
     /// Where the store keeps the answers to `request` (its target in origin form), kept per

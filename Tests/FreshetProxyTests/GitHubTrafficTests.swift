@@ -155,6 +155,14 @@ struct GitHubTrafficTests {
                     let seen = try await originRequests(sim, path: "/repos/apple/swift")
                     #expect(seen.count == 1)
                     #expect(seen.first.flatMap { header($0, "accept-encoding") } == "gzip")
+                    // An identity client first: the origin's gzip is decoded as it streams, and stored
+                    // as gzip for the next client.
+                    let streamed = try await get("/users/octocat", from: proxy.base)
+                    let zipped = try await get("/users/octocat", from: proxy.base, headers: gzip)
+                    #expect([streamed.cache, zipped.cache] == ["MISS", "HIT"])
+                    #expect(streamed.fields[.contentEncoding] == nil)
+                    #expect(streamed.json?["login"] as? String == "octocat")
+                    #expect(try gunzip(zipped.body) == streamed.body)
                 }
             }
         }
