@@ -140,3 +140,41 @@ public protocol CacheFillCoordinating: CacheStore {
     /// as if there were no lock.
     func withFillLock<T: Sendable>(forKey key: String, _ fill: (_ locked: Bool) async throws -> T) async throws -> T
 }
+
+// MARK: - Readiness
+
+/// Whether a store can answer now, as a readiness probe (`freshet proxy`'s `/readyz`) asks it.
+public enum StoreReadiness: Sendable, Equatable {
+    /// The store answers.
+    case ready
+    /// The store does not answer now, and why, in one line with no secret in it.
+    case notReady(String)
+}
+
+/// A store that can tell, cheaply, whether it answers now: a trivial read, or the state of its
+/// connection. The check is bounded by the store's own deadlines.
+public protocol CacheStoreReadiness: CacheStore {
+    /// Whether the store answers now.
+    func readiness() async -> StoreReadiness
+}
+
+extension MemoryCacheStore: CacheStoreReadiness {
+    /// Always ready: the store is memory.
+    public func readiness() async -> StoreReadiness { .ready }
+}
+
+extension SQLiteCacheStore: CacheStoreReadiness {
+    /// Ready when a trivial read of the cache's table succeeds.
+    public func readiness() async -> StoreReadiness {
+        do {
+            _ = try await writer.read { db in try Int.fetchOne(db, sql: "SELECT 1 FROM cache_entry LIMIT 1") }
+            return .ready
+        } catch {
+            let reason = String(describing: error).split(whereSeparator: \.isNewline).joined(separator: " ")
+            return .notReady("the SQLite cache database cannot be read: \(reason)")
+        }
+    }
+}
+
+// The SQLite store's readiness read (imported here, below the file's other declarations, as this part was appended).
+import GRDB
