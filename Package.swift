@@ -196,6 +196,8 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Rainbow", package: "Rainbow"),
+                // `freshet proxy` runs the proxy and its operator endpoints in one ServiceGroup.
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         .executableTarget(
@@ -305,6 +307,22 @@ let package = Package(
                 // In-process tests of the simulator's routers (`app.test(.router)`).
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
+            ]),
+        // The proxy as a library: ProxyServer and its operator endpoints in process, in front of
+        // an in-process simulator, over loopback.
+        .testTarget(
+            name: "FreshetProxyTests",
+            dependencies: [
+                "Freshet", "FreshetCache", "FreshetPostgres", "FreshetProxy", "FreshetSimulator", "FreshetTestSupport",
+                "FreshetTransports",
+                // gzip bodies as a client receives them, decoded by the tests with a decoder not the proxy's path.
+                .product(name: "CompressNIO", package: "compress-nio"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
         .testTarget(
             name: "FreshetCLITests",

@@ -7,6 +7,7 @@ import FreshetPostgres
 import FreshetProxy
 import FreshetTransports
 import Logging
+import ServiceLifecycle
 import Synchronization
 
 struct ProxyCommand: AsyncParsableCommand {
@@ -34,8 +35,11 @@ struct ProxyCommand: AsyncParsableCommand {
             goes away later the proxy keeps answering (memory tier, then the origin), says so \
             once, and reconnects.
 
-            With --metrics HOST:PORT it serves Prometheus metrics at /metrics there and prints \
-            `metrics on http://HOST:PORT/metrics`.
+            With --metrics HOST:PORT it prints `metrics on http://HOST:PORT/metrics` and serves there, on a listener of its own: GET /metrics (Prometheus text: requests by cache outcome and by credential, the origin's X-RateLimit-Remaining and -Reset per credential and resource, latency, memory tier), GET /healthz (200 while serving, 503 once a shutdown began), GET /readyz (200 when the cache's store answers, else 503 and the reason) and POST /purge?path=/repos/a/b (removes every stored copy of that path, for every credential and every proxy sharing a PostgreSQL store). These endpoints ask for no credential: keep them on loopback (a non-loopback --metrics address gets a warning).
+
+            A credential (Authorization, Cookie) appears in metrics and logs only as a label, the first 12 hex digits of its SHA-256; anonymous requests are `anonymous`. At most 64 labels are kept; further credentials count as `other`.
+
+            --log prints a line per request on stderr; --log-format json prints one JSON object per request instead (time, method, path, status, cache, duration_ms, credential, ratelimit_remaining) and turns --log on.
 
             An https origin's certificate chain must lead to the system's trust roots, or with \
             --ca-file to the PEM certificates given (instead of the system's). With --pin \
@@ -55,6 +59,16 @@ struct ProxyCommand: AsyncParsableCommand {
 
     @Flag(help: "Print one line per request on stderr: method, path, status, cache outcome, duration.")
     var log = false
+
+    /// How `--log` writes a request.
+    enum LogFormat: String, ExpressibleByArgument, CaseIterable {
+        case text, json
+    }
+
+    @Option(name: .customLong("log-format"), help: ArgumentHelp(
+        "How --log writes a request: text (a line) or json (an object per line, with the credential's label and the rate limit left). Turns --log on.",
+        valueName: "text|json"))
+    var logFormat: LogFormat?
 
     @Option(help: "Seconds to wait for the origin's response head before answering 504.")
     var timeout = 30
@@ -136,6 +150,10 @@ struct ProxyCommand: AsyncParsableCommand {
         if !Self.isLoopback(host) {
             printError("warning: listening on \(host), beyond this machine: whoever can connect shares this proxy and its cache.")
         }
+        let metricsAddress = try metrics.map { try Self.address($0, option: "--metrics") }
+        if let metricsAddress, !Self.isLoopback(metricsAddress.host) {
+            printError("warning: --metrics on \(metricsAddress.host), beyond this machine: whoever can connect can purge the cache (POST /purge).")
+        }
         let opened: OpenedStore
         do {
             opened = try await openStore()
@@ -155,24 +173,36 @@ struct ProxyCommand: AsyncParsableCommand {
             mode: privateCache ? .private : .shared, maxEntryBytes: maxEntryBytes, transport: transport,
             metrics: proxyMetrics)
         let shownHost = host.contains(":") ? "[\(host)]" : host
-        let logLine: (@Sendable (String) -> Void)? = log ? { @Sendable line in printError(line) } : nil
+        let json = logFormat == .json
+        let logEntry: (@Sendable (ProxyLogEntry) -> Void)? = log || logFormat != nil
+            ? { @Sendable entry in printError(json ? entry.json : entry.text) } : nil
+        var logger = Logger(label: "freshet.proxy") { StreamLogHandler.standardError(label: $0) }
+        logger.logLevel = .error
         // Unbuffered: a parent process sees each line at once; `listening on` always comes first.
         let announcements = StartAnnouncements()
-        var server = ProxyServer(
-            forwarder: forwarder, host: host, port: port,
+        let server = ProxyServer(
+            forwarder: forwarder, host: host, port: port, logger: logger,
             onListening: { bound in announcements.listening("listening on http://\(shownHost):\(bound)") },
-            log: logLine)
-        if let metrics {
-            let (metricsHost, metricsPort) = try Self.address(metrics, option: "--metrics")
-            let shown = metricsHost.contains(":") ? "[\(metricsHost)]" : metricsHost
-            server.metricsAddress = (metricsHost, metricsPort)
-            server.onMetricsListening = { bound in announcements.after("metrics on http://\(shown):\(bound)/metrics") }
+            log: logEntry)
+        // The operator's endpoints first: the group stops its services in reverse order, so
+        // /healthz answers 503 while the proxy drains.
+        var services: [any Service] = []
+        if let metricsAddress {
+            let shown = metricsAddress.host.contains(":") ? "[\(metricsAddress.host)]" : metricsAddress.host
+            services.append(server.operatorServer(host: metricsAddress.host, port: metricsAddress.port) { bound in
+                announcements.after("metrics on http://\(shown):\(bound)/metrics")
+            })
         }
+        services.append(server)
+        var configuration = ServiceGroupConfiguration(
+            services: services, gracefulShutdownSignals: ProxyServer.gracefulShutdownSignals, logger: logger)
+        configuration.maximumGracefulShutdownDuration = ProxyServer.gracePeriod
         do {
-            try await server.run()
+            try await ServiceGroup(configuration: configuration).run()
         } catch {
             await opened.close()
-            printError("error: could not serve on \(shownHost):\(port): \(error)")
+            let address = (error as? ProxyListenError)?.address ?? "\(shownHost):\(port)"
+            printError("error: could not serve on \(address): \(error)")
             throw ExitStatus.failure
         }
         // The memory tier's stamps and counters, and responses still queued, reach the store.

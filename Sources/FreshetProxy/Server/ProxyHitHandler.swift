@@ -29,7 +29,7 @@ final class ProxyHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     private let forwarder: ProxyForwarder
     private let prepared: PreparedAnswers
-    private let log: (@Sendable (String) -> Void)?
+    private let log: (@Sendable (ProxyLogEntry) -> Void)?
     /// The context of the HTTPTypes ↔ HTTP/1 codec: NIO parts written there go to the encoder.
     private var codec: ChannelHandlerContext?
     /// Requests handed downstream whose answer has not ended yet.
@@ -37,7 +37,7 @@ final class ProxyHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// The request answered here still has parts to read (and drop).
     private var swallowing = false
 
-    init(forwarder: ProxyForwarder, prepared: PreparedAnswers, log: (@Sendable (String) -> Void)?) {
+    init(forwarder: ProxyForwarder, prepared: PreparedAnswers, log: (@Sendable (ProxyLogEntry) -> Void)?) {
         self.forwarder = forwarder
         self.prepared = prepared
         self.log = log
@@ -77,9 +77,8 @@ final class ProxyHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
                         (status, outcome) = (response.head.status.code, response.outcome)
                     }
                     context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
-                    forwarder.metrics?.answered(outcome)
-                    log?(ProxyLogLine.format(method: request.method.rawValue, target: request.path ?? "",
-                                             status: status, outcome: outcome, duration: ContinuousClock.now - start))
+                    forwarder.metrics?.answered(outcome, request: request.headerFields)
+                    log?(ProxyLogEntry(request, status: status, outcome: outcome, duration: ContinuousClock.now - start))
                     return
                 }
             }
@@ -117,7 +116,7 @@ struct ProxyHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
     let idleTimeout: Duration
     let forwarder: ProxyForwarder
     let prepared: PreparedAnswers
-    let log: (@Sendable (String) -> Void)?
+    let log: (@Sendable (ProxyLogEntry) -> Void)?
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         channel.eventLoop.makeCompletedFuture {

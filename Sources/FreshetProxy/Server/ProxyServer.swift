@@ -8,54 +8,83 @@ import Logging
 import NIOCore
 import OpenAPIRuntime
 import ServiceLifecycle
+import Synchronization
 import UnixSignals
 
 /// The HTTP server in front of ``ProxyForwarder``: Hummingbird's HTTP/1.1 server, run directly
 /// (not through `Hummingbird.Application`, which replaces every response's `Date` with its own:
 /// a proxy keeps the origin's `Date`, which the `Age` of a cache hit counts from).
 ///
-/// SIGINT and SIGTERM shut it down gracefully: it stops accepting connections, lets the requests
-/// in flight finish (for at most ``gracePeriod``, then they are cancelled), closes idle
-/// connections, and ``run()`` returns.
-public struct ProxyServer: Sendable {
+/// It is a swift-service-lifecycle `Service`: run it in a `ServiceGroup` (which `freshet proxy`
+/// gives SIGINT and SIGTERM), or in any task. ``run()`` serves until a graceful shutdown is
+/// triggered (by the group, or `ServiceGroup.triggerGracefulShutdown()`): then the server stops
+/// accepting connections, lets the requests in flight finish, closes idle connections, and
+/// returns. Cancelling the task stops it at once. The group's
+/// `maximumGracefulShutdownDuration` bounds how long the requests in flight may take.
+///
+/// ``operatorServer(host:port:onListening:)`` makes the second service: `/metrics`, `/healthz`,
+/// `/readyz` and `POST /purge` on a listener of their own. Put it in the group *before* the
+/// proxy: a group shuts its services down in reverse order, so `/healthz` answers `503` while
+/// the proxy drains.
+///
+/// ```swift
+/// let proxy = ProxyServer(forwarder: forwarder, host: "127.0.0.1", port: 8080, logger: logger,
+///                         onListening: { print("listening on http://127.0.0.1:\($0)") })
+/// let operator = proxy.operatorServer(host: "127.0.0.1", port: 9100)
+/// let group = ServiceGroup(configuration: .init(
+///     services: [operator, proxy], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+/// try await group.run()
+/// ```
+public struct ProxyServer: Service, Sendable {
     /// Forwards what the hit path does not answer.
     public var forwarder: ProxyForwarder
     /// The address to listen on.
     public var host: String
     /// The port (0 picks a free one).
     public var port: Int
+    /// Where the server reports its own trouble (a connection that failed, a shutdown error).
+    /// Requests are reported to ``log``, not here.
+    public var logger: Logger
     /// Called once, with the bound port, when the server accepts connections.
     public var onListening: @Sendable (Int) -> Void
-    /// Receives one line per request, when set: `GET /path 200 hit 0.4ms` (method, target with
-    /// secret query values redacted, status, cache outcome or `-`, duration; ` aborted` appended
-    /// when the answer could not be sent to the end).
-    public var log: (@Sendable (String) -> Void)?
-    /// How long in-flight requests may take to finish after a shutdown signal.
-    public var gracePeriod: Duration = .seconds(30)
-    /// Where to serve the forwarder's ``ProxyMetrics`` as Prometheus text at `/metrics`, when
-    /// set (port 0 picks one). Ignored when the forwarder has no metrics.
-    public var metricsAddress: (host: String, port: Int)?
-    /// Called once, with the bound port, when the metrics endpoint accepts connections.
-    public var onMetricsListening: @Sendable (Int) -> Void = { _ in }
+    /// Receives one entry per request, when set, hits answered on the event loop included (it is
+    /// then called there: keep it short). ``ProxyLogEntry/text`` is `freshet proxy --log`'s
+    /// line, `GET /path 200 hit 0.4ms` (method, target with secret query values redacted,
+    /// status, cache outcome or `-`, duration; ` aborted` appended when the answer could not be
+    /// sent to the end); ``ProxyLogEntry/json`` is `--log-format json`'s.
+    public var log: (@Sendable (ProxyLogEntry) -> Void)?
+    /// Where the server is in its life: starting, serving, draining, stopped (for `/healthz`).
+    /// Copies of a server share it.
+    public let status = ProxyServerStatus()
+
+    /// The signals `freshet proxy` shuts down gracefully on, SIGTERM and SIGINT: a
+    /// `ServiceGroupConfiguration`'s `gracefulShutdownSignals`.
+    public static let gracefulShutdownSignals: [UnixSignal] = [.sigterm, .sigint]
+    /// How long `freshet proxy` lets requests in flight finish after a shutdown signal (then
+    /// they are cancelled): a `ServiceGroupConfiguration`'s `maximumGracefulShutdownDuration`.
+    public static let gracePeriod: Duration = .seconds(30)
 
     /// A server for `forwarder` on `host:port`.
-    public init(forwarder: ProxyForwarder, host: String, port: Int, onListening: @escaping @Sendable (Int) -> Void,
-                log: (@Sendable (String) -> Void)? = nil) {
+    public init(forwarder: ProxyForwarder, host: String, port: Int, logger: Logger,
+                onListening: @escaping @Sendable (Int) -> Void = { _ in },
+                log: (@Sendable (ProxyLogEntry) -> Void)? = nil) {
         self.forwarder = forwarder
         self.host = host
         self.port = port
+        self.logger = logger
         self.onListening = onListening
         self.log = log
     }
 
-    /// Serves until SIGINT or SIGTERM. Throws ``ProxyListenError`` when the address cannot be bound.
+    /// Serves until a graceful shutdown is triggered, then lets the requests in flight finish
+    /// and returns; returns at once when cancelled. Throws ``ProxyListenError`` when the address
+    /// cannot be bound. Run it once.
     public func run() async throws {
-        var logger = Logger(label: "freshet.proxy") { StreamLogHandler.standardError(label: $0) }
-        logger.logLevel = .error
         let forwarder = self.forwarder
         let log = self.log
         let onListening = self.onListening
         let port = self.port
+        let status = self.status
         // Hummingbird's HTTP/1.1 server with the hit handler in its pipeline: hits are answered on
         // the event loop, everything else by `respond` in a task of its own.
         let prepared = PreparedAnswers()
@@ -71,57 +100,33 @@ public struct ProxyServer: Sendable {
                 try await Self.respond(to: request, writer: writer, forwarder: forwarder, log: log)
             },
             onServerRunning: { channel in
+                status.set(.serving)
                 onListening(channel.localAddress?.port ?? port)
             })
-        var services: [any Service] = [server]
-        if let metrics = forwarder.metrics, let address = metricsAddress {
-            let store = forwarder.cache.store as? any MemoryLookup
-            services.append(try Self.metricsServer(metrics, memoryTierBytes: { store?.memoryTierBytes ?? 0 }, host: address.host, port: address.port, logger: logger,
-                                                   onListening: onMetricsListening))
-        }
-        var configuration = ServiceGroupConfiguration(
-            services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
-        configuration.maximumGracefulShutdownDuration = gracePeriod
+        defer { status.set(.stopped) }
         do {
-            try await ServiceGroup(configuration: configuration).run()
+            try await withGracefulShutdownHandler {
+                try await server.run()
+            } onGracefulShutdown: {
+                status.set(.draining)
+            }
         } catch let error as IOError {
-            throw ProxyListenError(code: error.errnoCode)
+            throw ProxyListenError(code: error.errnoCode, address: ProxyListenError.address(host, port))
         }
     }
 
-    /// A plain HTTP/1.1 server answering `GET /metrics` with `metrics` in Prometheus' text
-    /// format, and `404` to anything else.
-    static func metricsServer(_ metrics: ProxyMetrics, memoryTierBytes: @escaping @Sendable () -> Int, host: String, port: Int, logger: Logger,
-                              onListening: @escaping @Sendable (Int) -> Void) throws -> any Service {
-        try HTTPServerBuilder.http1().buildServer(
-            configuration: ServerConfiguration(address: .hostname(host, port: port), serverName: nil),
-            eventLoopGroup: EventLoopGroupProvider.singleton.eventLoopGroup,
-            logger: logger,
-            responder: { request, writer, _ in
-                let path = request.head.path?.split(separator: "?", maxSplits: 1).first.map(String.init)
-                let found = path == "/metrics" && (request.head.method == .get || request.head.method == .head)
-                let text = found ? metrics.exposition(memoryTierBytes: memoryTierBytes()) : "not found: the metrics are at /metrics\n"
-                let fields: HTTPFields = [
-                    .contentType: found ? "text/plain; version=0.0.4; charset=utf-8" : "text/plain; charset=utf-8",
-                    .cacheControl: "no-store",
-                ]
-                let head = HTTPResponse(status: found ? .ok : .notFound, headerFields: fields)
-                if request.head.method == .head {
-                    var withLength = head
-                    withLength.headerFields[.contentLength] = String(text.utf8.count)
-                    try await writer.writeResponse(withLength)
-                } else {
-                    try await writer.write(response: head, body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
-                }
-            },
-            onServerRunning: { channel in
-                onListening(channel.localAddress?.port ?? port)
-            })
+    /// The operator's endpoints for this server — `/metrics`, `/healthz`, `/readyz`,
+    /// `POST /purge` — as a service listening on `host:port` (port 0 picks one). See
+    /// ``ProxyOperatorServer``.
+    public func operatorServer(host: String, port: Int, onListening: @escaping @Sendable (Int) -> Void = { _ in })
+        -> ProxyOperatorServer
+    {
+        ProxyOperatorServer(proxy: self, host: host, port: port, onListening: onListening)
     }
 
     /// Forwards one request and writes the answer, streaming its body.
     static func respond(to request: Request, writer: consuming ResponseWriter, forwarder: ProxyForwarder,
-                        log: (@Sendable (String) -> Void)?) async throws {
+                        log: (@Sendable (ProxyLogEntry) -> Void)?) async throws {
         let start = ContinuousClock.now
         let head = request.head
         let relay = bodyRelay(for: request)
@@ -169,13 +174,12 @@ public struct ProxyServer: Sendable {
 
     /// Writes `answer` (its body streamed) and logs the request.
     private static func write(_ answer: ProxyResponse, for head: HTTPRequest, to writer: consuming ResponseWriter,
-                              start: ContinuousClock.Instant, log: (@Sendable (String) -> Void)?,
+                              start: ContinuousClock.Instant, log: (@Sendable (ProxyLogEntry) -> Void)?,
                               metrics: ProxyMetrics?) async throws {
         func record(aborted: Bool) {
-            metrics?.answered(answer.outcome)
-            log?(ProxyLogLine.format(
-                method: head.method.rawValue, target: head.path ?? "", status: answer.head.status.code,
-                outcome: answer.outcome, duration: ContinuousClock.now - start, aborted: aborted))
+            metrics?.answered(answer.outcome, request: head.headerFields)
+            log?(ProxyLogEntry(head, status: answer.head.status.code, outcome: answer.outcome,
+                               duration: ContinuousClock.now - start, answer: answer.head.headerFields, aborted: aborted))
         }
         do {
             if let complete = answer.complete, head.method != .head {
@@ -219,10 +223,55 @@ public struct ProxyServer: Sendable {
     }
 }
 
-/// ``ProxyServer/run()`` could not listen on its address.
+/// Where a ``ProxyServer`` is in its life, as `/healthz` reports it.
+public final class ProxyServerStatus: Sendable {
+    /// A phase of the server's life.
+    public enum Phase: String, Sendable {
+        /// ``ProxyServer/run()`` has not bound its address yet.
+        case starting
+        /// Accepting connections.
+        case serving
+        /// A graceful shutdown began: no new connections; the requests in flight finish.
+        case draining
+        /// ``ProxyServer/run()`` has returned.
+        case stopped
+    }
+
+    private let phase = Mutex(Phase.starting)
+
+    /// A status at ``Phase/starting``.
+    public init() {}
+
+    /// The current phase.
+    public var current: Phase { phase.withLock { $0 } }
+
+    /// Moves to `next`; a server never goes back (draining stays draining when the server
+    /// starts listening late, stopped stays stopped).
+    func set(_ next: Phase) {
+        phase.withLock { phase in
+            let order: [Phase] = [.starting, .serving, .draining, .stopped]
+            if order.firstIndex(of: next)! > order.firstIndex(of: phase)! { phase = next }
+        }
+    }
+}
+
+/// ``ProxyServer/run()`` or ``ProxyOperatorServer/run()`` could not listen on its address.
 public struct ProxyListenError: Error, CustomStringConvertible {
     /// The system's error number (`EADDRINUSE`, `EACCES`, …).
     public var code: Int32
+    /// The address that could not be bound, `HOST:PORT` (`[HOST]:PORT` for IPv6).
+    public var address: String
+
+    /// An error for `address` with the system's error number `code`.
+    public init(code: Int32, address: String) {
+        self.code = code
+        self.address = address
+    }
+
+    /// `HOST:PORT`, with an IPv6 host in brackets.
+    static func address(_ host: String, _ port: Int) -> String {
+        host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+    }
 
     /// The system's message, and what to do when the port is taken or privileged.
     public var description: String {
