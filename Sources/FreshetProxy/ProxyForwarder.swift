@@ -37,7 +37,7 @@ public struct ProxyForwarder: Sendable {
     public struct Options: Sendable {
         /// How answers to requests with credentials are kept (`--partition`): `.none` is RFC
         /// 9111's shared cache, `.credential` adds a partition per credential (see
-        /// ``FreshetCache/CachePartitioning``).
+        /// `CachePartitioning` in FreshetCache).
         public var partitioning: CachePartitioning
         /// Revalidate every stored answer before it is served (`--revalidate always`): for origins
         /// whose `304`s cost nothing, like GitHub's to authorized requests.
