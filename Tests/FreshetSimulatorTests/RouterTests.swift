@@ -50,7 +50,7 @@ struct RouterTests {
     func gitHubPathsWithoutARouteAreGitHubs404() async throws {
         try await withRouter { _, client in
             let misses: [(HTTPRequest.Method, String, String)] = [
-                (.get, "/repos", "core"), (.get, "/repos/ReactiveX", "core"), (.get, "/repos/ReactiveX/RxSwift/pulls", "core"),
+                (.get, "/repos", "core"), (.get, "/repos/ReactiveX", "core"), (.get, "/repos/ReactiveX/RxSwift/issues", "core"),
                 (.get, "/repos/ReactiveX/RxSwift/events/1", "core"), (.post, "/repos/ReactiveX/RxSwift", "core"),
                 (.put, "/repos/ReactiveX/RxSwift/events", "core"), (.get, "/users", "core"), (.get, "/users/octocat/repos", "core"),
                 (.get, "/search", "search"), (.get, "/search/code", "search"), (.post, "/search/repositories", "search"),

@@ -3,7 +3,7 @@ import HTTPTypes
 import Hummingbird
 import Synchronization
 
-/// GitHub's REST API: repositories, their events, users and repository search. Every path under
+/// GitHub's REST API: repositories, their events and open pull requests, users and repository search. Every path under
 /// `/repos`, `/users` and `/search` goes through the same door (``Simulator/gitHubAnswer(_:outcome:)``:
 /// credentials, rate limit, headers, conditional requests), so what the API does not know is a
 /// `404` with GitHub's headers, counted against the rate limit, as upstream.
@@ -14,6 +14,13 @@ struct GitHubController {
         routes.get("/repos/{owner}/{repo}/events", "?per_page=&page=") { request, context in
             simulator.gitHubAnswer(request) { _ in
                 simulator.repoEvents(
+                    owner: context.parameter("owner"), name: context.parameter("repo"), query: QueryItems(request.uri.query),
+                    request: request, path: request.uri.path)
+            }
+        }
+        routes.get("/repos/{owner}/{repo}/pulls", "?per_page=&page= (the open pull requests)") { request, context in
+            simulator.gitHubAnswer(request) { _ in
+                simulator.repoPulls(
                     owner: context.parameter("owner"), name: context.parameter("repo"), query: QueryItems(request.uri.query),
                     request: request, path: request.uri.path)
             }
