@@ -133,3 +133,50 @@ def write_proxy_section(text: str) -> None:
     else:
         head = "# Benchmark results\n\n"
     RESULTS.write_text(head + section + tail)
+
+
+def _proxy_subsection_bounds(lines: list[str], heading: str) -> tuple[int, int, int] | None:
+    """(start, stop, end of the Proxy section) of the subsection starting with `heading`; start is None
+    when there is none (then stop is where one would be added); None without a Proxy section."""
+    try:
+        proxy = lines.index(PROXY_HEADING)
+    except ValueError:
+        return None
+    end = next((i for i in range(proxy + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
+
+    def closing(i: int) -> bool:
+        return lines[i].startswith("Load average at the end")
+
+    start = next((i for i in range(proxy + 1, end) if lines[i].startswith(heading)), None)
+    if start is None:
+        return None, next((i for i in range(proxy + 1, end) if closing(i)), end), end
+    return start, next((i for i in range(start + 1, end) if lines[i].startswith("### ") or closing(i)), end), end
+
+
+def proxy_subsection(heading: str) -> str | None:
+    """The text of the Proxy section's subsection starting with `heading`, if RESULTS.md has one."""
+    if not RESULTS.exists():
+        return None
+    lines = RESULTS.read_text().split("\n")
+    bounds = _proxy_subsection_bounds(lines, heading)
+    if bounds is None or bounds[0] is None:
+        return None
+    return "\n".join(lines[bounds[0]:bounds[1]]).rstrip("\n") + "\n"
+
+
+def write_proxy_subsection(heading: str, text: str) -> None:
+    """Replaces one subsection of the Proxy section (the one whose line starts with `heading`, up to the
+    next `### `, the run's closing "Load average at the end" line or the next `## `) with `text`; without
+    one, adds `text` at the end of the Proxy section's subsections (before that closing line). The rest
+    of RESULTS.md stays as it is."""
+    existing = RESULTS.read_text() if RESULTS.exists() else "# Benchmark results\n"
+    lines = existing.split("\n")
+    bounds = _proxy_subsection_bounds(lines, heading)
+    if bounds is None:
+        RESULTS.write_text(existing.rstrip("\n") + f"\n\n{PROXY_HEADING}\n\n{text.rstrip()}\n")
+        return
+    start, stop, _ = bounds
+    if start is None:
+        start = stop
+    block = text.rstrip("\n").split("\n") + [""]
+    RESULTS.write_text("\n".join(lines[:start] + block + lines[stop:]))
