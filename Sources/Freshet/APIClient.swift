@@ -54,7 +54,7 @@ public struct APIClient: Sendable {
 
     /// Sends `endpoint` and returns its decoded value with the response metadata.
     ///
-    /// - Throws: ``APIError``; a non-2xx status becomes ``APIError/httpStatus(code:message:url:)``
+    /// - Throws: ``APIError``; a non-2xx status becomes ``APIError/httpStatus(code:message:url:response:)``
     ///   (or ``APIError/rateLimited(resetAt:message:url:)`` when the server says the limit is spent).
     public func send<Value>(_ endpoint: Endpoint<Value>) async throws(APIError) -> Response<Value> {
         try await send(endpoint, body: Self.body(of: endpoint), progress: nil)
@@ -127,7 +127,7 @@ public struct APIClient: Sendable {
                   let (request, requestBase, url) = try? makeRequest(endpoint, body: Self.body(of: endpoint)),
                   let (response, data) = await source.storedResponse(for: request, baseURL: requestBase),
                   let stored = try? decoded(endpoint, response: response, data: data, url: url,
-                                            report: .init(cache: .stale, staleReason: error.description))
+                                            report: .init(cache: .stale, staleReason: .failed(error)))
             else { throw error }
             return stored
         }
@@ -137,7 +137,7 @@ public struct APIClient: Sendable {
     static func storedMayReplace(_ error: APIError) -> Bool {
         switch error {
         case .cancelled, .invalidRequest, .authenticationFailed, .fileAccess: return false
-        case .httpStatus(let code, _, _): return code == 408 || code == 429 || code >= 500
+        case .httpStatus(let code, _, _, _): return code == 408 || code == 429 || code >= 500
         default: return true
         }
     }
@@ -268,7 +268,8 @@ public struct APIClient: Sendable {
         if let limit = RateLimitSignal(response: response) {
             throw .rateLimited(resetAt: limit.resetAt, message: message, url: shown)
         }
-        throw .httpStatus(code: response.status.code, message: message, url: shown)
+        throw .httpStatus(code: response.status.code, message: message, url: shown,
+                          response: APIError.ErrorResponse(head: response, body: body))
     }
 }
 

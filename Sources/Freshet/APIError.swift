@@ -6,36 +6,154 @@ import HTTPTypes
 /// The ``description`` says what happened and what to do about it, in words meant for a
 /// person. URLs in it have credentials and token-like query parameters redacted; request
 /// headers (where tokens live) are never part of an error.
-public enum APIError: Error, Sendable, Equatable {
+///
+/// What caused the error stays typed, as swift-openapi-runtime's `ClientError` keeps it: a failed
+/// connection carries the transport's own error as its `cause` (a ``TransportFailure``, a
+/// `URLError`, FreshetTransports' `TLSTrustFailure` with its `kind`, …), and a refused status
+/// carries the server's answer (``ErrorResponse``: the head and up to 64 KiB of the body).
+/// ``underlyingError`` and ``response`` reach them without a `switch`.
+public enum APIError: Error, Sendable {
     /// The request could not be built (an empty path segment, an invalid URL, …).
     case invalidRequest(String)
-    /// No connection could be made to the host (refused, DNS failure, no route).
-    case unreachable(url: String, reason: String)
+    /// No connection could be made to the host (refused, DNS failure, no route). `cause` is the
+    /// transport's error; the description quotes it (``reason``).
+    case unreachable(url: String, cause: any Error & Sendable)
     /// The server did not answer in time.
     case timedOut(url: String)
     /// The calling task was cancelled; the HTTP exchange was abandoned.
     case cancelled
     /// The server answered with a status the endpoint does not accept.
-    /// `message` is the API's own explanation when its body carried one.
-    case httpStatus(code: Int, message: String?, url: String)
+    /// `message` is the API's own explanation when its body carried one; `response` is the
+    /// answer itself — its head and the start of its body — when the error was made from one
+    /// (``APIClient`` always gives it).
+    case httpStatus(code: Int, message: String?, url: String, response: ErrorResponse? = nil)
     /// The body was not what the endpoint expected. `path` is the coding path (`items[3].owner.login`).
     case decodingFailed(type: String, path: String, reason: String)
     /// The response body exceeded the client's limit; the rest of it was not read.
     case bodyTooLarge(limit: Int, url: String)
     /// The API's rate limit is exhausted. `resetAt` is when it says to try again, if it said.
     case rateLimited(resetAt: Date?, message: String?, url: String)
-    /// The connection failed after it was made (reset, closed early, TLS failure, …).
-    case transport(url: String, reason: String)
+    /// The connection failed after it was made (reset, closed early, TLS failure, …). `cause` is
+    /// the transport's error (a refused certificate chain is FreshetTransports' `TLSTrustFailure`);
+    /// the description quotes it (``reason``).
+    case transport(url: String, cause: any Error & Sendable)
     /// The server asked to be retried later than the client is willing to wait (`Retry-After`).
     case retryLater(code: Int, retryAt: Date, url: String)
     /// A redirect was not followed: too many, a loop, or a downgrade from https to http.
     case redirectRefused(reason: String, url: String)
     /// The credentials were refused and could not be refreshed (``AuthenticationMiddleware``):
-    /// `reason` is the refresh's own error, described (keep credentials out of your refresh's
-    /// errors; Freshet's own never contain them).
-    case authenticationFailed(reason: String)
+    /// `cause` is the refresh's own error, which the description quotes (keep credentials out of
+    /// your refresh's errors; Freshet's own never contain them).
+    case authenticationFailed(cause: any Error & Sendable)
     /// A file of an upload or download could not be read or written.
     case fileAccess(path: String, reason: String)
+}
+
+extension APIError {
+    /// The answer behind an ``APIError/httpStatus(code:message:url:response:)``: the response
+    /// head (status and header fields, e.g. a `422`'s `Content-Type` or a `503`'s `Retry-After`)
+    /// and the body, up to ``bodyLimit`` bytes.
+    public struct ErrorResponse: Sendable, Equatable {
+        /// The most body bytes kept: 64 KiB. An error body is an explanation (a JSON object, a
+        /// short page); a longer one is cut there and ``isBodyTruncated`` is `true`.
+        public static let bodyLimit = 64 * 1024
+
+        /// The response head as the client received it.
+        public var head: HTTPResponse
+        /// The body, or its first ``bodyLimit`` bytes.
+        public var body: Data
+        /// Whether the body was longer than ``bodyLimit`` and ``body`` holds only its start.
+        public var isBodyTruncated: Bool
+
+        /// An error response with `head` and `body`, cut to ``bodyLimit`` bytes.
+        public init(head: HTTPResponse, body: Data) {
+            self.head = head
+            self.isBodyTruncated = body.count > Self.bodyLimit
+            self.body = body.count > Self.bodyLimit ? Data(body.prefix(Self.bodyLimit)) : body
+        }
+
+        /// The response's status.
+        public var status: HTTPResponse.Status { head.status }
+        /// The response's header fields.
+        public var headerFields: HTTPFields { head.headerFields }
+    }
+
+    /// The error underneath: the transport's for ``unreachable(url:cause:)`` and
+    /// ``transport(url:cause:)``, the refresh's for ``authenticationFailed(cause:)``; `nil` for
+    /// the other cases. Cast it to reach its type, e.g.
+    /// `error.underlyingError as? TLSTrustFailure` for a refused certificate's `kind`.
+    public var underlyingError: (any Error & Sendable)? {
+        switch self {
+        case .unreachable(_, let cause), .transport(_, let cause), .authenticationFailed(let cause): cause
+        default: nil
+        }
+    }
+
+    /// The server's answer for ``httpStatus(code:message:url:response:)``, when the error was
+    /// made from one; `nil` for the other cases.
+    public var response: ErrorResponse? {
+        if case .httpStatus(_, _, _, let response) = self { return response }
+        return nil
+    }
+
+    /// The words the ``description`` gives for what went wrong, for the cases that have them
+    /// (a cause's description, or the reason given); `nil` for the others.
+    public var reason: String? {
+        switch self {
+        case .invalidRequest(let reason), .decodingFailed(_, _, let reason), .redirectRefused(let reason, _),
+             .fileAccess(_, let reason):
+            reason
+        case .unreachable(_, let cause), .transport(_, let cause): Self.connectionReason(cause)
+        case .authenticationFailed(let cause): String(describing: cause)
+        default: nil
+        }
+    }
+
+    /// How a connection's cause reads in a message: a `URLError`'s localized description, any
+    /// other error's description.
+    static func connectionReason(_ cause: any Error) -> String {
+        (cause as? URLError)?.localizedDescription ?? String(describing: cause)
+    }
+}
+
+extension APIError: Equatable {
+    /// Whether two errors say the same thing: the same case with equal values, causes of the same
+    /// type with the same description. An ``ErrorResponse`` is not compared (two `404`s for one
+    /// URL with one message are equal whatever their `Date` fields say).
+    public static func == (lhs: APIError, rhs: APIError) -> Bool {
+        func same(_ a: any Error, _ b: any Error) -> Bool {
+            type(of: a) == type(of: b) && String(describing: a) == String(describing: b)
+        }
+        switch (lhs, rhs) {
+        case (.invalidRequest(let a), .invalidRequest(let b)):
+            return a == b
+        case (.unreachable(let url1, let cause1), .unreachable(let url2, let cause2)),
+             (.transport(let url1, let cause1), .transport(let url2, let cause2)):
+            return url1 == url2 && same(cause1, cause2)
+        case (.timedOut(let a), .timedOut(let b)):
+            return a == b
+        case (.cancelled, .cancelled):
+            return true
+        case (.httpStatus(let code1, let message1, let url1, _), .httpStatus(let code2, let message2, let url2, _)):
+            return code1 == code2 && message1 == message2 && url1 == url2
+        case (.decodingFailed(let type1, let path1, let reason1), .decodingFailed(let type2, let path2, let reason2)):
+            return type1 == type2 && path1 == path2 && reason1 == reason2
+        case (.bodyTooLarge(let limit1, let url1), .bodyTooLarge(let limit2, let url2)):
+            return limit1 == limit2 && url1 == url2
+        case (.rateLimited(let reset1, let message1, let url1), .rateLimited(let reset2, let message2, let url2)):
+            return reset1 == reset2 && message1 == message2 && url1 == url2
+        case (.retryLater(let code1, let at1, let url1), .retryLater(let code2, let at2, let url2)):
+            return code1 == code2 && at1 == at2 && url1 == url2
+        case (.redirectRefused(let reason1, let url1), .redirectRefused(let reason2, let url2)):
+            return reason1 == reason2 && url1 == url2
+        case (.authenticationFailed(let cause1), .authenticationFailed(let cause2)):
+            return same(cause1, cause2)
+        case (.fileAccess(let path1, let reason1), .fileAccess(let path2, let reason2)):
+            return path1 == path2 && reason1 == reason2
+        default:
+            return false
+        }
+    }
 }
 
 extension APIError: CustomStringConvertible, LocalizedError {
@@ -44,13 +162,14 @@ extension APIError: CustomStringConvertible, LocalizedError {
         switch self {
         case .invalidRequest(let reason):
             return "Invalid request: \(reason)."
-        case .unreachable(let url, let reason):
+        case .unreachable(let url, let cause):
+            let reason = Self.connectionReason(cause)
             return "Could not connect to \(url) (\(reason)). Check the network connection and the base URL."
         case .timedOut(let url):
             return "The server at \(url) did not answer in time. Try again later."
         case .cancelled:
             return "The request was cancelled."
-        case .httpStatus(let code, let message, let url):
+        case .httpStatus(let code, let message, let url, _):
             let reason = HTTPResponse.Status(code: code).reasonPhrase
             var text = "HTTP \(code)\(reason.isEmpty ? "" : " \(reason)") from \(url)"
             if let message, !message.isEmpty { text += ": \(message)" }
@@ -74,7 +193,8 @@ extension APIError: CustomStringConvertible, LocalizedError {
                 text += ". It resets at \(Self.utcTime(resetAt)) (in \(seconds)s); try again then"
             }
             return text + "."
-        case .transport(let url, let reason):
+        case .transport(let url, let cause):
+            let reason = Self.connectionReason(cause)
             return "The connection to \(url) failed: \(reason). Try again."
         case .retryLater(let code, let retryAt, let url):
             let seconds = max(0, Int(retryAt.timeIntervalSinceNow.rounded(.up)))
@@ -82,7 +202,8 @@ extension APIError: CustomStringConvertible, LocalizedError {
                 + "longer than the client waits. Try again then."
         case .redirectRefused(let reason, let url):
             return "Redirect from \(url) not followed: \(reason)."
-        case .authenticationFailed(let reason):
+        case .authenticationFailed(let cause):
+            let reason = String(describing: cause)
             return "Authentication failed: the credentials were refused and refreshing them failed (\(reason)). Sign in again."
         case .fileAccess(let path, let reason):
             return "The file \(path) could not be used: \(reason)."
@@ -127,7 +248,8 @@ public struct TransportFailure: Error, Sendable, Equatable, CustomStringConverti
 }
 
 extension APIError {
-    /// Maps any error thrown while sending a request to an ``APIError``.
+    /// Maps any error thrown while sending a request to an ``APIError``, keeping it as the
+    /// `cause` when it is not one already (a ``TransportFailure``, a `URLError`, any other).
     /// - Parameters:
     ///   - error: the error thrown by a middleware, the transport or the decoder.
     ///   - url: the request URL, used in the message (it is redacted first).
@@ -140,9 +262,9 @@ extension APIError {
             return .cancelled
         case let failure as TransportFailure:
             switch failure.kind {
-            case .unreachable: return .unreachable(url: shown, reason: failure.reason)
+            case .unreachable: return .unreachable(url: shown, cause: failure)
             case .timedOut: return .timedOut(url: shown)
-            case .connectionLost: return .transport(url: shown, reason: failure.reason)
+            case .connectionLost: return .transport(url: shown, cause: failure)
             case .cancelled: return .cancelled
             }
         case let error as DecodingError:
@@ -152,13 +274,13 @@ extension APIError {
             case .cancelled: return .cancelled
             case .timedOut: return .timedOut(url: shown)
             case .cannotConnectToHost, .cannotFindHost, .dnsLookupFailed, .notConnectedToInternet:
-                return .unreachable(url: shown, reason: error.localizedDescription)
+                return .unreachable(url: shown, cause: error)
             default:
-                return .transport(url: shown, reason: error.localizedDescription)
+                return .transport(url: shown, cause: error)
             }
         default:
             if Task.isCancelled { return .cancelled }
-            return .transport(url: shown, reason: String(describing: error))
+            return .transport(url: shown, cause: error)
         }
     }
 

@@ -12,7 +12,7 @@ import Synchronization
 ///   requests that were refused with it: concurrent requests wait on that single refresh, then
 ///   each is sent again once with the new credential. A request refused with a credential that
 ///   has already been replaced is simply sent again with the new one.
-/// - When the refresh fails, every waiting request fails with ``APIError/authenticationFailed(reason:)``;
+/// - When the refresh fails, every waiting request fails with ``APIError/authenticationFailed(cause:)``;
 ///   the next refused request tries again.
 /// - A request whose body can be sent only once (``RequestBody/isReplayable`` false) is not sent
 ///   again: its `401` is returned as it is.
@@ -170,13 +170,12 @@ final class CredentialStore<Credential: Sendable>: Sendable {
         case wait(Task<(Credential, Int), any Error>)
     }
 
-    /// The refresh's credential, or its failure as ``APIError/authenticationFailed(reason:)``.
+    /// The refresh's credential, or its failure as ``APIError/authenticationFailed(cause:)``.
     private func waitFor(_ task: Task<(Credential, Int), any Error>) async throws(APIError) -> (Credential, Int) {
         do {
             return try await task.value
         } catch {
-            let reason = (error as? APIError)?.description ?? String(describing: error)
-            throw .authenticationFailed(reason: reason)
+            throw .authenticationFailed(cause: error)
         }
     }
 }

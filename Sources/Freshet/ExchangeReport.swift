@@ -23,12 +23,12 @@ public final class ExchangeReport: Sendable {
         /// The attempt that produced the response (1 for the first).
         public var attempt: Int
         /// When a stored response stood in for a failed refresh: what failed.
-        public var staleReason: String?
+        public var staleReason: StaleReason?
         /// When the transport last handed back a response head (`nil`: no request was sent).
         public var headersReceived: ContinuousClock.Instant?
 
         /// Creates a snapshot.
-        public init(cache: CacheOutcome? = nil, attempt: Int = 1, staleReason: String? = nil,
+        public init(cache: CacheOutcome? = nil, attempt: Int = 1, staleReason: StaleReason? = nil,
                     headersReceived: ContinuousClock.Instant? = nil) {
             self.cache = cache
             self.attempt = attempt
@@ -47,7 +47,7 @@ public final class ExchangeReport: Sendable {
 
     /// Records how the cache answered, and why a stored response was served stale (`nil`
     /// clears an earlier attempt's reason).
-    public func recordCache(_ outcome: CacheOutcome, staleReason: String? = nil) {
+    public func recordCache(_ outcome: CacheOutcome, staleReason: StaleReason? = nil) {
         state.withLock {
             $0.cache = outcome
             $0.staleReason = staleReason

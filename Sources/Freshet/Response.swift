@@ -13,8 +13,9 @@ public struct Response<Value: Sendable>: Sendable {
     public var url: URL
     /// How the HTTP cache answered, or `nil` when no cache middleware is installed.
     public var cache: CacheOutcome?
-    /// Why a stored response was served stale (the refresh's failure), when it was.
-    public var staleReason: String?
+    /// Why a stored response was served stale (the refresh's failure), when it was: the status
+    /// the server answered, or the error the refresh failed with.
+    public var staleReason: StaleReason?
     /// The attempt that produced the response (1 for the first; the retry middleware counts).
     public var attempt: Int
     /// The number of body bytes received by the client.
@@ -25,7 +26,7 @@ public struct Response<Value: Sendable>: Sendable {
 
     /// Creates a response.
     public init(value: Value, status: HTTPResponse.Status, headers: HTTPFields, url: URL,
-                cache: CacheOutcome? = nil, staleReason: String? = nil, attempt: Int = 1, bodyBytes: Int,
+                cache: CacheOutcome? = nil, staleReason: StaleReason? = nil, attempt: Int = 1, bodyBytes: Int,
                 timing: ExchangeTiming = ExchangeTiming()) {
         self.value = value
         self.status = status
@@ -42,6 +43,43 @@ public struct Response<Value: Sendable>: Sendable {
     public func map<T: Sendable>(_ transform: (Value) throws -> T) rethrows -> Response<T> {
         Response<T>(value: try transform(value), status: status, headers: headers, url: url,
                     cache: cache, staleReason: staleReason, attempt: attempt, bodyBytes: bodyBytes, timing: timing)
+    }
+}
+
+/// Why a stored response was served although it was stale: the refresh it stood in for failed.
+/// Its ``description`` says how, in words meant for a person.
+public enum StaleReason: Sendable, Equatable, CustomStringConvertible {
+    /// The server answered the refresh with `status` (a `5xx`, or a status the cache was told to
+    /// serve stored responses over); `url` is the request's URL, redacted.
+    case status(HTTPResponse.Status, url: String)
+    /// The server's new answer was not valid JSON, so it did not replace the stored response;
+    /// `url` is the request's URL, redacted.
+    case invalidJSON(url: String)
+    /// The refresh failed with `error`: no connection, a broken-off body, a retry that gave up, …
+    case failed(APIError)
+
+    /// The status the server answered the refresh with, when it answered with one.
+    public var status: HTTPResponse.Status? {
+        switch self {
+        case .status(let status, _): status
+        case .failed(.httpStatus(let code, _, _, _)), .failed(.retryLater(let code, _, _)): HTTPResponse.Status(code: code)
+        case .invalidJSON, .failed: nil
+        }
+    }
+
+    /// The error the refresh failed with, for ``failed(_:)``.
+    public var error: APIError? {
+        if case .failed(let error) = self { return error }
+        return nil
+    }
+
+    /// What failed, for a person: `HTTP 503 from <url>`, or the error's description.
+    public var description: String {
+        switch self {
+        case .status(let status, let url): "HTTP \(status.code) from \(url)"
+        case .invalidJSON(let url): "the response from \(url) is not valid JSON"
+        case .failed(let error): error.description
+        }
     }
 }
 

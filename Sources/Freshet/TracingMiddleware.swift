@@ -93,7 +93,7 @@ public struct TracingMiddleware: ClientMiddleware {
         case .unreachable: return "unreachable"
         case .timedOut: return "timeout"
         case .cancelled: return "cancelled"
-        case .httpStatus(let code, _, _): return String(code)
+        case .httpStatus(let code, _, _, _): return String(code)
         case .decodingFailed: return "decoding"
         case .bodyTooLarge: return "body_too_large"
         case .rateLimited: return "rate_limited"

@@ -427,7 +427,7 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource {
             if !(error is CancellationError), !Task.isCancelled,
                policy.mayServeStaleOnError(stored, freshness: freshness, request: requestControl, overridden: policy.overrides(url),
                                     disconnected: true) {
-                let reason = APIError.wrapping(error, url: url).description
+                let reason = StaleReason.failed(APIError.wrapping(error, url: url))
                 return await serve(stored, freshness: freshness, outcome: .stale, head: false, staleReason: reason)
             }
             throw error
@@ -449,7 +449,7 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource {
             }
             if options.serveStaleOn.contains(response, body: peeked) {
                 await HTTPBody.discard(responseBody)
-                let reason = "HTTP \(response.status.code) from \(Redaction.redact(url))"
+                let reason = StaleReason.status(response.status, url: Redaction.redact(url))
                 return await serve(stored, freshness: freshness, outcome: .stale, head: false, staleReason: reason,
                                    passing: Self.rateLimitFields(of: response))
             }
@@ -457,14 +457,14 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource {
         if response.status.code >= 500,
            policy.mayServeStaleOnError(stored, freshness: freshness, request: requestControl, overridden: policy.overrides(url)) {
             await HTTPBody.discard(responseBody)
-            let reason = "HTTP \(response.status.code) from \(Redaction.redact(url))"
+            let reason = StaleReason.status(response.status, url: Redaction.redact(url))
             return await serve(stored, freshness: freshness, outcome: .stale, head: false, staleReason: reason)
         }
         // A new answer that breaks off mid-body, or whose JSON is not JSON, is a failed refresh too:
         // it must not replace the stored response, which is served instead when it may be.
         // A body that breaks off is the connection's failure; a body that is not JSON is the
         // server's answer (served stale only where a 5xx would be).
-        let serveStored = { (reason: String) in
+        let serveStored = { (reason: StaleReason) in
             await serve(stored, freshness: freshness, outcome: .stale, head: false, staleReason: reason)
         }
         let staleOnBadJSON = policy.mayServeStaleOnError(stored, freshness: freshness, request: requestControl, overridden: policy.overrides(url))
@@ -476,7 +476,7 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource {
                                             replacing: stored.key, fallback: staleOnBadJSON ? serveStored : nil)
         } catch {
             guard staleOnBrokenBody, !(error is CancellationError), !Task.isCancelled else { throw error }
-            return await serveStored(APIError.wrapping(error, url: url).description)
+            return await serveStored(.failed(APIError.wrapping(error, url: url)))
         }
     }
 
@@ -520,7 +520,7 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource {
     private func storeIfAllowed(
         _ response: HTTPResponse, body: HTTPBody?, request: HTTPRequest, requestControl: CacheControl,
         url: URL, requestTime: Date, partitions: [Partition], replacing: String? = nil, keepsPartial: Bool = true,
-        fallback: ((String) async -> (HTTPResponse, HTTPBody?))? = nil
+        fallback: ((StaleReason) async -> (HTTPResponse, HTTPBody?))? = nil
     ) async throws -> (HTTPResponse, HTTPBody?) {
         ExchangeReport.current?.recordCache(.miss)
         try? await store.record(.miss)
@@ -541,7 +541,7 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource {
             return (response, HTTPBody(data))
         }
         if options.rejectsInvalidJSON, Self.isBrokenJSON(data, fields: response.headerFields) {
-            if let fallback { return await fallback("the response from \(Redaction.redact(url)) is not valid JSON") }
+            if let fallback { return await fallback(.invalidJSON(url: Redaction.redact(url))) }
             return (response, HTTPBody(data))
         }
         let names = CacheKey.varyNames(response.headerFields)
@@ -590,7 +590,7 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource {
     /// - Parameter passing: fields of the origin's failed answer that replace the stored ones
     ///   (its rate-limit fields, when a stored response answers in its place).
     private func serve(_ stored: CachedResponse, freshness: Freshness, outcome: CacheOutcome, head: Bool,
-                       staleReason: String? = nil, passing: HTTPFields = [:]) async -> (HTTPResponse, HTTPBody?) {
+                       staleReason: StaleReason? = nil, passing: HTTPFields = [:]) async -> (HTTPResponse, HTTPBody?) {
         try? await store.record(outcome)
         ExchangeReport.current?.recordCache(outcome, staleReason: staleReason)
         var response = Self.response(stored, freshness: freshness)

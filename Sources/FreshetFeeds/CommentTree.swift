@@ -55,7 +55,7 @@ public struct CommentThread: Sendable, Encodable {
     /// Replies that could not be loaded (after retries); their own replies are missing too.
     public var failures: [ItemFailure]
     /// Why stored responses were served although they were stale (the refresh failed), if any were.
-    public var staleReasons: [String]
+    public var staleReasons: [StaleReason]
     /// Item requests made (the root included), cache hits included.
     public var requests: Int
 
@@ -115,7 +115,7 @@ public struct CommentTreeLoader: Sendable {
     ) async throws(APIError) -> CommentThread? {
         let rootResponse = try await client.sendOrStored(StoryLoader.forced(HackerNews.item(id: id), force))
         guard let root = rootResponse.value else { return nil }
-        var staleReasons: [String] = []
+        var staleReasons: [StaleReason] = []
         if let reason = rootResponse.staleReason { staleReasons.append(reason) }
 
         var items: [Int: HNItem] = [:]

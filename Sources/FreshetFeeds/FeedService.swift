@@ -14,7 +14,7 @@ public struct FeedRefresh: Sendable {
     /// How the HTTP cache answered (`hit`: no request was made; `revalidated`: a 304).
     public var cache: CacheOutcome?
     /// When the stored response was served because the server could not be used: why.
-    public var staleReason: String?
+    public var staleReason: StaleReason?
     /// The seconds GitHub asks pollers to wait (`X-Poll-Interval`).
     public var pollInterval: Int?
     /// Whether the answer was merged into the store. `false`: it was the page merged last time

@@ -119,7 +119,7 @@ public struct StoryPage: Sendable {
     /// How the HTTP cache answered the list request (`hit`: no request was made).
     public var listCache: CacheOutcome?
     /// Why stored responses were served although they were stale (the refresh failed), if any were.
-    public var staleReasons: [String]
+    public var staleReasons: [StaleReason]
     /// How many of the requests (list and items) were answered from the cache without the network.
     public var cacheHits: Int
     /// How many requests were sent in all (list and items), cache hits included.
@@ -211,7 +211,7 @@ public struct StoryLoader: Sendable {
         let listResponse = try await client.sendOrStored(Self.forced(HackerNews.stories(list), force))
         var seen = Set<Int>()
         let ids = Array(listResponse.value.filter { seen.insert($0).inserted }.prefix(max(0, limit)))
-        var staleReasons: [String] = []
+        var staleReasons: [StaleReason] = []
         if let reason = listResponse.staleReason { staleReasons.append(reason) }
         var cacheHits = listResponse.cache == .hit ? 1 : 0
 

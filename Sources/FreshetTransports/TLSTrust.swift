@@ -183,7 +183,8 @@ public struct TLSTrust: Hashable, Sendable {
 ///
 /// Transports throw it as it is (it is not a `TransportFailure`, so the retry middleware does
 /// not retry it: trying again would meet the same certificate); `APIClient` reports it as
-/// `APIError.transport` with ``description`` as the reason.
+/// `APIError.transport` with this failure as its `cause` (reach it with
+/// `error.underlyingError as? TLSTrustFailure`) and ``description`` as the reason.
 public struct TLSTrustFailure: Error, Sendable, Equatable, CustomStringConvertible {
     /// Why the chain was refused.
     public enum Kind: Sendable, Equatable {

@@ -75,7 +75,7 @@ struct BlogsCommand: AsyncParsableCommand {
                 let pictures = await thumbnails(response.value.documents, context: context, offline: response.cache == .stale)
                 show(response.value, query: query, thumbnails: pictures)
                 if response.cache == .stale {
-                    try finishStale(reason: secret.redact(response.staleReason ?? "the server could not be used"),
+                    try finishStale(reason: secret.redact(response.staleReason?.description ?? "the server could not be used"),
                                     allowStale: common.allowStale)
                 }
             } catch let error as APIError {

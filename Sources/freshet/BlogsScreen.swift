@@ -5,12 +5,12 @@ import FreshetFeeds
 
 extension BlogFormat {
     /// A person's explanation of a failed blog search: both Kakao error shapes arrive as the
-    /// API's message in ``APIError/httpStatus(code:message:url:)``.
+    /// API's message in ``APIError/httpStatus(code:message:url:response:)``.
     static func explain(_ error: APIError) -> String {
         switch error {
-        case .httpStatus(401, let message, _), .httpStatus(403, let message, _):
+        case .httpStatus(401, let message, _, _), .httpStatus(403, let message, _, _):
             return "Kakao refused the API key\(message.map { ": \($0)" } ?? ""). Check KAKAO_REST_API_KEY."
-        case .httpStatus(let code, let message?, _) where (400..<500).contains(code):
+        case .httpStatus(let code, let message?, _, _) where (400..<500).contains(code):
             return "the Kakao API refused the search (HTTP \(code)): \(message)."
         default:
             return freshet.explain(error, subject: "the blog search")

@@ -76,7 +76,7 @@ struct FeedCommand: AsyncParsableCommand {
         for (index, result) in results.enumerated() {
             switch result {
             case .success(let refresh):
-                if let reason = refresh.staleReason { staleReasons.append(reason) }
+                if let reason = refresh.staleReason { staleReasons.append(reason.description) }
                 if let poll = refresh.pollInterval { pollIntervals.append(poll) }
                 if refresh.merged { storeChanged = true }
             case .failure(let error): failures.append((repositories[index], error))

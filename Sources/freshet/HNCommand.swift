@@ -160,8 +160,8 @@ struct HNCommand: AsyncParsableCommand {
     }
 
     /// The first reason a stored response was served stale, and how many more there were.
-    static func staleSummary(_ reasons: [String]) -> String? {
-        guard let first = reasons.first else { return nil }
+    static func staleSummary(_ reasons: [StaleReason]) -> String? {
+        guard let first = reasons.first?.description else { return nil }
         return reasons.count == 1 ? first : "\(first) (and \(reasons.count - 1) more requests)"
     }
 

@@ -125,9 +125,9 @@ func report(_ error: APIError, subject: String, configuration: AppConfiguration?
 /// A person's explanation of `error`.
 func explain(_ error: APIError, subject: String) -> String {
     switch error {
-    case .httpStatus(404, _, _):
+    case .httpStatus(404, _, _, _):
         return "\(subject) not found."
-    case .httpStatus(401, let message, _):
+    case .httpStatus(401, let message, _, _):
         return "the server refused the credentials\(message.map { " (\($0))" } ?? ""). Check GITHUB_TOKEN / KAKAO_REST_API_KEY."
     case .rateLimited(let resetAt, let message, _):
         var text = "rate limit reached"
@@ -139,8 +139,8 @@ func explain(_ error: APIError, subject: String) -> String {
             text += ". Set GITHUB_TOKEN to raise GitHub's limit from 60 to 5000 requests an hour"
         }
         return text + "."
-    case .unreachable(let url, let reason):
-        return "could not connect to \(url) (\(reason)). Check the network, or FRESHET_*_URL if you set one."
+    case .unreachable(let url, _):
+        return "could not connect to \(url) (\(error.reason ?? "")). Check the network, or FRESHET_*_URL if you set one."
     default:
         return error.description
     }

@@ -61,7 +61,7 @@ struct ReposCommand: AsyncParsableCommand {
             }
             show(response.value, query: query)
             if response.cache == .stale {
-                try finishStale(reason: response.staleReason ?? "the server could not be used", allowStale: common.allowStale)
+                try finishStale(reason: response.staleReason?.description ?? "the server could not be used", allowStale: common.allowStale)
             }
         } else if TerminalUI.isInteractive, !common.json {
             try await interactive(client: client)
@@ -72,7 +72,7 @@ struct ReposCommand: AsyncParsableCommand {
 
     /// A failed search, for a person: GitHub's own message for a refused query (422).
     static func explainSearch(_ error: APIError, query: String?) -> String {
-        guard case .httpStatus(422, let message, _) = error else {
+        guard case .httpStatus(422, let message, _, _) = error else {
             return explain(error, subject: query.map { "the search for “\($0)”" } ?? "the search")
         }
         let text = "GitHub refused the search" + (query.map { " “\($0)”" } ?? "") + ": " + (message ?? "validation failed")

@@ -52,7 +52,7 @@ extension SearchInput {
                 if !first, !json { output("") }
                 first = false
                 show(response.value, query)
-                if response.cache == .stale { staleReasons.append(response.staleReason ?? "the server could not be used") }
+                if response.cache == .stale { staleReasons.append(response.staleReason?.description ?? "the server could not be used") }
             } catch {
                 failed = true
                 printError("error: " + describe(error, query))

@@ -50,7 +50,7 @@ struct UserCommand: AsyncParsableCommand {
             output(GitHubFormat.userLines(response.value, color: Terminal.colorEnabled).joined(separator: "\n"))
         }
         if response.cache == .stale {
-            try finishStale(reason: response.staleReason ?? "the server could not be used", allowStale: common.allowStale)
+            try finishStale(reason: response.staleReason?.description ?? "the server could not be used", allowStale: common.allowStale)
         }
     }
 

@@ -25,7 +25,7 @@ struct CacheMiddlewareTests {
             seen.append(try await h.get("m"))
             #expect(seen.map(\.cache) == [.miss, .hit, .revalidated, .stale])
             #expect(seen.map { $0.staleReason == nil } == [true, true, true, false])
-            #expect(seen.last?.staleReason?.contains("503") == true)
+            #expect(seen.last?.staleReason?.description.contains("503") == true)
             for response in seen {
                 let leaked = response.headers.filter { $0.name.canonicalName.hasPrefix("freshet-") }
                 #expect(leaked.isEmpty, "\(leaked)")
@@ -314,7 +314,7 @@ struct CacheMiddlewareTests {
             let stale = try await h.get("a")
             #expect(stale.cache == .stale)
             #expect(stale.value == "kept")
-            #expect(stale.staleReason?.contains("HTTP 500") == true)
+            #expect(stale.staleReason?.description.contains("HTTP 500") == true)
             try await h.advance(60)
             try await h.control.fault(route: "/scripted/a", status: 500)
             await #expect(throws: APIError.self) { try await h.get("a") }
@@ -354,7 +354,7 @@ struct CacheMiddlewareTests {
         let response = try await client.send(Endpoint<Data>.raw("scripted", "a"))
         #expect(response.cache == .stale)
         #expect(String(decoding: response.value, as: UTF8.self) == "kept")
-        #expect(response.staleReason?.contains("Could not connect") == true)
+        #expect(response.staleReason?.description.contains("Could not connect") == true)
     }
 
     @Test("§3.5 shared mode: private responses and authenticated requests are not stored unless allowed")
@@ -484,13 +484,13 @@ struct CacheMiddlewareTests {
                 Issue.record("expected rateLimited, got \(error)")
                 return
             }
-            #expect(fallback.staleReason?.hasPrefix("Rate limit exceeded for ") == true, "\(fallback.staleReason ?? "-")")
+            #expect(fallback.staleReason?.description.hasPrefix("Rate limit exceeded for ") == true, "\(fallback.staleReason?.description ?? "-")")
 
             try await control.resetLog()
             let missing = await Result { () async throws(APIError) in
                 try await client.sendOrStored(Endpoint<Data>.raw("users", "no-such-user-here"))
             }
-            guard case .failure(.httpStatus(404, _, _)) = missing else {
+            guard case .failure(.httpStatus(404, _, _, _)) = missing else {
                 Issue.record("a 404 must stay an error, got \(missing)")
                 return
             }
@@ -500,7 +500,7 @@ struct CacheMiddlewareTests {
             await sim.simulator.injectFaults(Fault(route: "/users/kzaher", status: 503, times: 10))
             try await control.resetLog()
             let uncached = await Result { () async throws(APIError) in try await bare.sendOrStored(Endpoint<Data>.raw("users", "kzaher")) }
-            guard case .failure(.httpStatus(503, _, _)) = uncached else {
+            guard case .failure(.httpStatus(503, _, _, _)) = uncached else {
                 Issue.record("expected the 503, got \(uncached)")
                 return
             }
@@ -540,7 +540,7 @@ struct CacheMiddlewareTests {
             var endpoint = Endpoint<Data>.raw("users", "octocat")
             endpoint.headers[.cacheControl] = "only-if-cached"
             let result = await Result { () async throws(APIError) in try await client.send(endpoint) }
-            guard case .failure(.httpStatus(504, _, _)) = result else {
+            guard case .failure(.httpStatus(504, _, _, _)) = result else {
                 Issue.record("expected 504, got \(result)")
                 return
             }
@@ -561,7 +561,7 @@ struct CacheMiddlewareTests {
             do {
                 let unanswered = try await h.get("a", headers: [.cacheControl: "only-if-cached"])
                 Issue.record("expected 504 for only-if-cached on a stale entry, got \(unanswered.status)")
-            } catch APIError.httpStatus(504, _, _) {
+            } catch APIError.httpStatus(504, _, _, _) {
                 // The store could not answer, and said so.
             }
             let stats = try await h.store.stats()

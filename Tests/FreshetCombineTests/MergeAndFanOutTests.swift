@@ -135,7 +135,7 @@ struct MergeAndFanOutTests {
             #expect(started, "the drip is under way")
             try await control.release(route: "/users/no-such-user-x")
             await recorder.waitForCompletion()
-            guard case .failure(.httpStatus(404, _, _)) = recorder.completion else {
+            guard case .failure(.httpStatus(404, _, _, _)) = recorder.completion else {
                 Issue.record("expected the 404, got \(String(describing: recorder.completion))")
                 return
             }

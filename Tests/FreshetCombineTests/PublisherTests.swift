@@ -59,7 +59,7 @@ struct PublisherTests {
             let recorder = Recorder(client.publisher(for: Endpoint<Login>.get("users", "no-such-user-x")))
             await recorder.waitForCompletion()
             #expect(recorder.values.isEmpty)
-            guard case .failure(.httpStatus(404, _, _)) = recorder.completion else {
+            guard case .failure(.httpStatus(404, _, _, _)) = recorder.completion else {
                 Issue.record("expected a 404 failure, got \(String(describing: recorder.completion))")
                 return
             }

@@ -181,7 +181,7 @@ struct SearchSessionTests {
                 Issue.record("expected a failure for rx")
                 return
             }
-            guard case .httpStatus(422, let message, _) = error else {
+            guard case .httpStatus(422, let message, _, _) = error else {
                 Issue.record("expected a 422, got \(error)")
                 return
             }

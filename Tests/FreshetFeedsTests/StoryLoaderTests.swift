@@ -114,7 +114,7 @@ struct StoryLoaderTests {
             let failure = try #require(page.failures.first)
             #expect(failure.id == victim)
             #expect(failure.rank == 4)
-            guard case .httpStatus(500, _, _) = failure.error else {
+            guard case .httpStatus(500, _, _, _) = failure.error else {
                 Issue.record("expected HTTP 500, got \(failure.error)")
                 return
             }

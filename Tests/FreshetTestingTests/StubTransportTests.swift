@@ -41,7 +41,7 @@ struct StubTransportTests {
             _ = try await client.value(Endpoint<Data>.raw("nowhere"))
             Issue.record("expected a 404")
         } catch {
-            if case .httpStatus(404, _, _) = error {} else { Issue.record("expected a 404, got \(error)") }
+            if case .httpStatus(404, _, _, _) = error {} else { Issue.record("expected a 404, got \(error)") }
         }
         let echo = Endpoint<Data>(method: .post, path: ["echo", "a", "b"], query: [QueryItem("q", "swift")], body: Data("[1,2]".utf8)) { data, _ in data }
         #expect(try await client.value(echo) == Data("[1,2]".utf8))

@@ -107,7 +107,7 @@ import Testing
             let errors = await results.value
             #expect(errors.count == 4)
             for error in errors {
-                guard case .authenticationFailed(let reason) = error else {
+                guard case .authenticationFailed = error, let reason = error?.reason else {
                     Issue.record("expected authenticationFailed, got \(String(describing: error))")
                     continue
                 }
@@ -141,7 +141,7 @@ import Testing
             await #expect {
                 try await client.upload(endpoint, from: .stream(stream)).value
             } throws: { error in
-                guard case .httpStatus(401, _, _) = error as? APIError else { return false }
+                guard case .httpStatus(401, _, _, _) = error as? APIError else { return false }
                 return true
             }
             #expect(auth.refreshCount == 1, "a single-use body is not sent again, so no refresh")

@@ -26,7 +26,7 @@ struct ClientErrorTests {
     @Test func notFoundCarriesTheAPIMessage() async throws {
         try await withSimClient { _, client in
             let result = await Result { () async throws(APIError) in try await client.send(Endpoint<Login>.get("users", "no-such-user-x")) }
-            guard case .failure(.httpStatus(404, let message, let url)) = result else {
+            guard case .failure(.httpStatus(404, let message, let url, _)) = result else {
                 Issue.record("expected 404, got \(result)")
                 return
             }
@@ -43,7 +43,7 @@ struct ClientErrorTests {
             let result = await Result { () async throws(APIError) in
                 try await client.send(Endpoint<Data>.raw("search", "repositories", query: [QueryItem("q", "")]))
             }
-            guard case .failure(.httpStatus(422, let message?, _)) = result else {
+            guard case .failure(.httpStatus(422, let message?, _, _)) = result else {
                 Issue.record("expected 422, got \(result)")
                 return
             }
@@ -116,7 +116,7 @@ struct ClientErrorTests {
             return
         }
         #expect(shown.hasPrefix(url.absoluteString))
-        #expect(APIError.unreachable(url: shown, reason: "x").description.contains("Could not connect"))
+        #expect(APIError.unreachable(url: shown, cause: TransportFailure(.unreachable, reason: "x")).description.contains("Could not connect"))
     }
 }
 

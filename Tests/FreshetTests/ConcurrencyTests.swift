@@ -70,7 +70,7 @@ struct ConcurrencyTests {
             for await item in client.fanOut(endpoints, maxConcurrent: 2) {
                 switch item.result {
                 case .success: successes += 1
-                case .failure(.httpStatus(500, _, _)): failures.append(item.offset)
+                case .failure(.httpStatus(500, _, _, _)): failures.append(item.offset)
                 case .failure(let error): Issue.record("unexpected \(error)")
                 }
             }

@@ -49,7 +49,7 @@ struct EndpointTests {
             let control = SimControl(sim)
             for raw in ["a/../b", "x?y", "%2F", "..", "a#b"] {
                 let result = await Result { () async throws(APIError) in try await client.send(Endpoint<Data>.raw("users", raw)) }
-                guard case .failure(.httpStatus(let code, _, _)) = result else {
+                guard case .failure(.httpStatus(let code, _, _, _)) = result else {
                     Issue.record("expected a 404 for \(raw), got \(result)")
                     continue
                 }

@@ -76,7 +76,7 @@ struct ErrorBodyTests {
         let transport = ClosureTransport { _, _, _ in (HTTPResponse(status: .notModified), nil) }
         let client = APIClient(baseURL: URL(string: "https://example.com")!, transport: transport)
         let result = await Result { () async throws(APIError) in try await client.send(Endpoint<Data>.raw("x")) }
-        guard case .failure(.httpStatus(304, _, _)) = result else {
+        guard case .failure(.httpStatus(304, _, _, _)) = result else {
             Issue.record("expected a 304 error, got \(result)")
             return
         }
@@ -89,14 +89,14 @@ struct ErrorBodyTests {
         }
         let reporter = ClosureMiddleware { request, body, base, next in
             let answer = try await next(request, body, base)
-            ExchangeReport.current?.recordCache(.stale, staleReason: "because")
+            ExchangeReport.current?.recordCache(.stale, staleReason: .failed(.timedOut(url: "because")))
             ExchangeReport.current?.recordAttempt(3)
             return answer
         }
         let client = APIClient(baseURL: URL(string: "https://example.com")!, transport: transport, middlewares: [reporter])
         let response = try await client.send(Endpoint<[Int]>.get("x"))
         #expect(response.cache == .stale)
-        #expect(response.staleReason == "because")
+        #expect(response.staleReason == .failed(.timedOut(url: "because")))
         #expect(response.attempt == 3)
         #expect(response.headers[HTTPField.Name("Freshet-Cache")!] == "revalidated", "the server's own field is passed on untouched")
 
@@ -124,7 +124,7 @@ struct ErrorBodyTests {
             let response = try await client.send(Endpoint<Login>.get("users", "octocat"))
             #expect(response.value.login == "octocat")
             let missing = await Result { () async throws(APIError) in try await client.send(Endpoint<Login>.get("users", "no-such-user-x")) }
-            guard case .failure(.httpStatus(404, "Not Found", _)) = missing else {
+            guard case .failure(.httpStatus(404, "Not Found", _, _)) = missing else {
                 Issue.record("expected 404, got \(missing)")
                 return
             }

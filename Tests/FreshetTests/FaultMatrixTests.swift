@@ -49,7 +49,7 @@ enum FaultOutcome: Sendable, CustomStringConvertible {
         if case .redirectRefused(let reason, _) = $0 { reason.contains("loop") } else { false }
     }
     static func status(_ code: Int) -> FaultOutcome {
-        .failure("httpStatus(\(code))") { if case .httpStatus(code, _, _) = $0 { true } else { false } }
+        .failure("httpStatus(\(code))") { if case .httpStatus(code, _, _, _) = $0 { true } else { false } }
     }
 }
 
@@ -254,7 +254,7 @@ struct FaultMatrixTests {
             case .servedStale:
                 let response = try #require(try? refreshed.get(), "\(fault.name): expected the stored response, got \(brief(refreshed))")
                 #expect(response.cache == .stale, "\(fault.name)")
-                #expect(response.staleReason?.isEmpty == false, "\(fault.name): the reason is given")
+                #expect(response.staleReason?.description.isEmpty == false, "\(fault.name): the reason is given")
                 #expect(response.value.map(\.id) == stored.map(\.id), "\(fault.name)")
             case .failsLeavingStored, .notChecked:
                 check(refreshed, fault.always, fault.name)
@@ -288,7 +288,7 @@ struct FaultMatrixTests {
             for (mode, reason) in expected {
                 try await control.post("fault-mode", ["route": eventsRoute, "mode": mode, "bytes": 1000])
                 let result = await Result { () async throws(APIError) in try await client.send(eventsEndpoint) }
-                guard case .failure(.transport(_, let shown)) = result else {
+                guard case .failure(let error) = result, case .transport = error, let shown = error.reason else {
                     Issue.record("\(mode): expected a transport failure, got \(result)")
                     continue
                 }

@@ -363,7 +363,7 @@ struct FuzzTests {
                 let endpoint = GitHub.repoEvents(owner: name, name: name + "!")
                 let result = await Result { () async throws(APIError) in try await client.send(endpoint) }
                 switch result {
-                case .failure(.httpStatus(404, _, _)): sent.append(name)
+                case .failure(.httpStatus(404, _, _, _)): sent.append(name)
                 case .failure(.invalidRequest): Issue.record("a non-empty name was refused: \(name.debugDescription)")
                 case .failure(let error): Issue.record("\(name.debugDescription): \(error)")
                 case .success: Issue.record("\(name.debugDescription) found a repository")

@@ -44,7 +44,7 @@ struct MiddlewareTests {
             let control = SimControl(sim)
             try await control.fault(route: "/users/octocat", status: 502, times: 10)
             let result = await Result { () async throws(APIError) in try await client.send(Endpoint<Login>.get("users", "octocat")) }
-            guard case .failure(.httpStatus(502, _, _)) = result else {
+            guard case .failure(.httpStatus(502, _, _, _)) = result else {
                 Issue.record("expected the final 502, got \(result)")
                 return
             }
@@ -79,7 +79,7 @@ struct MiddlewareTests {
             let post = Endpoint<Data>(method: .post, path: ["repos", "ReactiveX", "RxSwift", "issues"],
                                       body: Data(#"{"title":"x"}"#.utf8)) { data, _ in data }
             let result = await Result { () async throws(APIError) in try await client.send(post) }
-            guard case .failure(.httpStatus(503, _, _)) = result else {
+            guard case .failure(.httpStatus(503, _, _, _)) = result else {
                 Issue.record("expected 503, got \(result)")
                 return
             }

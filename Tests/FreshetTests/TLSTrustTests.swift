@@ -174,19 +174,25 @@ struct TLSTrustTests {
         }
     }
 
-    @Test("Through APIClient, a pin mismatch is APIError.transport whose reason names the pins")
+    @Test("Through APIClient, a pin mismatch is APIError.transport whose cause is the TLSTrustFailure, kind and all")
     func apiErrorThroughClient() async throws {
         let certificates = try TestCertificates.make()
         let other = try TestCertificates.make(commonName: "Another Test Root")
-        let trust = try TLSTrust(rootsPEM: certificates.rootPEM, pins: [try SPKIPin(other.serverPin)])
+        let pin = try SPKIPin(other.serverPin)
+        let trust = try TLSTrust(rootsPEM: certificates.rootPEM, pins: [pin])
         try await withTLSOrigin(certificates) { origin in
             let client = APIClient.live(baseURL: origin.url, transport: Transports.asyncHTTPClient(trust: trust))
             let endpoint = Endpoint<Data>(path: ["pinned"]) { data, _ in data }
             let error = await #expect(throws: APIError.self) { _ = try await client.send(endpoint) }
-            guard case .transport(_, let reason)? = error else {
-                Issue.record("expected APIError.transport, got \(String(describing: error))")
+            guard case .transport(_, let cause)? = error, let refusal = cause as? TLSTrustFailure else {
+                Issue.record("expected APIError.transport caused by a TLSTrustFailure, got \(String(describing: error))")
                 return
             }
+            #expect(refusal.kind == .pinMismatch)
+            #expect(refusal.expectedPins == [pin])
+            #expect((error?.underlyingError as? TLSTrustFailure)?.kind == .pinMismatch)
+            let reason = error?.reason ?? ""
+            #expect(reason == refusal.description)
             #expect(reason.contains("matched none of the pins") && reason.contains(other.serverPin), "\(reason)")
             #expect(origin.requests == 0)
         }

@@ -76,7 +76,8 @@ extension APIClient {
                 case 206:
                     guard let current = resume else {
                         await HTTPBody.discard(body)
-                        throw APIError.transport(url: shown, reason: "the server sent part of the file although the whole was asked for")
+                        throw APIError.transport(url: shown, cause: TransportFailure(
+                            .connectionLost, reason: "the server sent part of the file although the whole was asked for"))
                     }
                     guard let range = ContentRange(response.headerFields[.contentRange]), range.first == current.offset else {
                         // Not the rest of our partial file: forget it and ask for the whole.
@@ -110,7 +111,8 @@ extension APIClient {
                 default:
                     let data = try await Self.collect(body, limit: 64 * 1024, url: url)
                     try Self.validate(response, body: data, url: url, errorBody: errorBody)
-                    throw APIError.httpStatus(code: response.status.code, message: "not a file download", url: shown)
+                    throw APIError.httpStatus(code: response.status.code, message: "not a file download", url: shown,
+                                              response: APIError.ErrorResponse(head: response, body: data))
                 }
                 do {
                     try partial.begin(PartialDownload(url: shown, validator: validator, total: total), keepingFirst: offset)
@@ -122,7 +124,8 @@ extension APIClient {
                 let written = try await partial.append(body, reporter: reporter)
                 let size = offset + written
                 if let total, size != total {
-                    throw APIError.transport(url: shown, reason: "the download ended at \(size) of \(total) bytes; the partial file is kept to resume")
+                    throw APIError.transport(url: shown, cause: TransportFailure(
+                        .connectionLost, reason: "the download ended at \(size) of \(total) bytes; the partial file is kept to resume"))
                 }
                 try partial.finish()
                 return DownloadedFile(url: destination, bytes: size, resumedFrom: offset, restarted: restarted,

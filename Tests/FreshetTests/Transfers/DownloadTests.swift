@@ -222,7 +222,7 @@ import Testing
             await #expect {
                 try await client.download(endpoint, to: destination).value
             } throws: { error in
-                guard case .httpStatus(404, _, _) = error as? APIError else { return false }
+                guard case .httpStatus(404, _, _, _) = error as? APIError else { return false }
                 return true
             }
             #expect(!FileManager.default.fileExists(atPath: destination.path))
@@ -244,8 +244,8 @@ import Testing
         await #expect {
             try await client.download(from: URL(string: "http://127.0.0.1:9/f")!, to: destination).value
         } throws: { error in
-            guard case .transport(_, let reason) = error as? APIError else { return false }
-            return reason.contains("60 of 100 bytes")
+            guard case .transport(_, let cause) = error as? APIError else { return false }
+            return (cause as? TransportFailure)?.reason.contains("60 of 100 bytes") == true
         }
         #expect(Self.fileSize(destination.appendingPathExtension("part")) == 60)
         #expect(!FileManager.default.fileExists(atPath: destination.path))
