@@ -302,6 +302,8 @@ let package = Package(
             name: "FreshetSimulatorTests",
             dependencies: [
                 "FreshetSimulator",
+                // The gzip answers are decoded with a decoder of their own, not the simulator's path.
+                .product(name: "CompressNIO", package: "compress-nio"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 // In-process tests of the simulator's routers (`app.test(.router)`).
