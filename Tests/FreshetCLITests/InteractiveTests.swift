@@ -180,10 +180,16 @@ struct InteractiveTests {
                 let shown = try await tmux.screen()
                 #expect(results, "results appear: \(shown)")
                 let before = try await SimControl(cli.sim).log().count
+                let rowTitles = { (screen: String) in
+                    screen.split(separator: "\n").dropFirst(2).map { BlogRow.title(String($0.dropFirst(2))) }
+                }
+                let unsorted = rowTitles(shown)
                 try await tmux.send("Tab")
                 #expect(try await tmux.waitFor("sorted by title"))
-                let titles = try await tmux.screen().split(separator: "\n").dropFirst(2).map { BlogRow.title(String($0.dropFirst(2))) }
+                let titles = rowTitles(try await tmux.screen())
                 #expect(titles.count == 10)
+                #expect(titles.allSatisfy { !$0.isEmpty }, "every row shows a title: \(titles)")
+                #expect(titles.sorted() == unsorted.sorted(), "the same ten posts, re-sorted: \(unsorted) → \(titles)")
                 for (a, b) in zip(titles, titles.dropFirst()) {
                     #expect(a.compare(b, options: [.caseInsensitive, .numeric, .widthInsensitive]) != .orderedDescending, "\(a) before \(b)")
                 }

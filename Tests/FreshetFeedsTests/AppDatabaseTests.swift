@@ -59,7 +59,7 @@ struct AppDatabaseTests {
         #expect(url.path == "/var/cache/ann/freshet")
     }
 
-    @Test func defaultDirectoryFallsBackToHomeCache() {
+    @Test func defaultDirectoryFallsBackToHomeCache() throws {
         #expect(AppDatabase.defaultDirectory(environment: ["HOME": "/home/ann"]).path
                 == "/home/ann/.cache/freshet")
         #expect(AppDatabase.defaultDirectory(environment: ["XDG_CACHE_HOME": "", "HOME": "/home/bob"]).path
@@ -67,8 +67,9 @@ struct AppDatabaseTests {
         // The XDG spec says relative paths are to be ignored.
         #expect(AppDatabase.defaultDirectory(environment: ["XDG_CACHE_HOME": "cache", "HOME": "/home/cy"]).path
                 == "/home/cy/.cache/freshet")
-        #expect(AppDatabase.defaultDirectory(environment: [:]).path
-                == URL(fileURLWithPath: NSHomeDirectory()).appendingPathComponent(".cache/freshet").path)
+        // No $HOME: the account's home directory, as the password database has it.
+        let account = try #require(getpwuid(getuid())?.pointee.pw_dir.map { String(cString: $0) })
+        #expect(AppDatabase.defaultDirectory(environment: [:]).path == account + "/.cache/freshet")
     }
 
     // MARK: Files

@@ -344,9 +344,11 @@ struct SimulatorTests {
         }
     }
 
+    /// Each drip would take about 14 hours: `withSimulator` returning within the time limit, with
+    /// the three aborted at the server and failed at the client, is shutdown not waiting for them.
     @Test(.timeLimit(.minutes(1)))
     func maxInFlightCountsConcurrentRequestsAndShutdownIsPrompt() async throws {
-        try await withSimulator { sim in
+        let (simulator, tasks) = try await withSimulator { sim in
             let session = HTTPTestClient.session()
             let base = sim.baseURL
             var tasks: [Task<HTTPResult, any Error>] = []
@@ -357,7 +359,14 @@ struct SimulatorTests {
             #expect(allInFlight)
             #expect(await sim.simulator.stats().maxInFlight == 3)
             // Leave the drips running: withSimulator must still return (and abort them).
-            _ = tasks
+            return (sim.simulator, tasks)
+        }
+        let drips = await simulator.requestLog().filter { $0.path.hasPrefix("/_sim/drip") }
+        #expect(drips.count == 3)
+        #expect(drips.allSatisfy { $0.aborted && !$0.finished && $0.bytesSent < 1_000_000 }, "\(drips)")
+        for task in tasks {
+            let result = await task.result
+            #expect(throws: (any Error).self, "the client saw its drip cut short") { try result.get() }
         }
     }
 

@@ -183,7 +183,7 @@ struct FuzzTests {
         #expect(found.list.isEmpty, "\(found.list.prefix(20))")
     }
 
-    @Test("HTML text: any input decodes to plain text without crashing")
+    @Test("HTML text: no tag is left, plain text is a fixed point, escaped text decodes back to itself")
     func htmlText() async throws {
         let found = Findings()
         try await offPool {
@@ -194,6 +194,20 @@ struct FuzzTests {
             fuzz(corpus, seed: 4, iterations: Self.iterations) { value in
                 _ = HTMLText.decodeEntities(value)
                 _ = HTMLText.plainText(value)
+                // Without references (which may decode to '<' and '>'), no tag survives: a '<'
+                // left in the text is one that no '>' closes.
+                let unreferenced = value.replacingOccurrences(of: "&", with: "")
+                let text = HTMLText.plainText(unreferenced)
+                if let open = text.firstIndex(of: "<") {
+                    found.check(!text[open...].contains(">"), "a tag is left: \(value.debugDescription) → \(text.debugDescription)")
+                }
+                // Plain text is plain text: a second pass changes nothing.
+                found.check(HTMLText.plainText(text) == text, "not idempotent: \(value.debugDescription) → \(text.debugDescription)")
+                // Any text, escaped as HTML, comes back exactly.
+                let escaped = value.replacingOccurrences(of: "&", with: "&amp;")
+                    .replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;")
+                found.check(HTMLText.decodeEntities(escaped) == value, "escaped: \(value.debugDescription)")
+                found.check(HTMLText.plainText(escaped) == value, "escaped, as HTML: \(value.debugDescription)")
             }
         }
         #expect(found.list.isEmpty, "\(found.list.prefix(20))")
@@ -241,42 +255,64 @@ struct FuzzTests {
         }
     }
 
-    /// Decodes `data` as the model of `kind` and uses what the apps read from it.
+    /// Decodes `data` as the model of `kind` and uses what the apps read from it. What decodes is
+    /// written back and read again to the same value (a model round-trips); what fails, fails
+    /// with a `DecodingError` (which `APIClient` turns into `APIError.decodingFailed`), never
+    /// with an untyped error.
     static func decodeAndUse(_ kind: String, _ data: Data, _ found: Findings) {
         do {
             switch kind {
             case "events":
-                for event in try GitHub.decoder.decode([GitHubEvent].self, from: data) {
+                for event in try roundTrip([GitHubEvent].self, data, GitHub.decoder, GitHub.encoder, kind, found) {
                     _ = (event.summary, event.activity, event.type.isKnown)
-                    _ = try GitHub.encoder.encode(event)
                 }
             case "search":
-                let result = try GitHub.decoder.decode(RepositorySearchResult.self, from: data)
-                _ = try GitHub.encoder.encode(result)
+                _ = try roundTrip(RepositorySearchResult.self, data, GitHub.decoder, GitHub.encoder, kind, found)
             case "user":
-                _ = try GitHub.encoder.encode(try GitHub.decoder.decode(GitHubUser.self, from: data))
+                _ = try roundTrip(GitHubUser.self, data, GitHub.decoder, GitHub.encoder, kind, found)
             case "story", "comment":
-                if let item = try HackerNews.decoder.decode(HNItem?.self, from: data) {
+                if let item = try roundTrip(HNItem?.self, data, HackerNews.decoder, HackerNews.encoder, kind, found) {
                     _ = (item.displayTitle, item.plainText, item.date, item.isVisible)
-                    _ = try HackerNews.encoder.encode(item)
                 }
             case "blog":
-                let result = try DaumSearch.decoder.decode(BlogSearchResult.self, from: data)
+                let result = try roundTrip(BlogSearchResult.self, data, DaumSearch.decoder, DaumSearch.encoder, kind, found)
                 for post in result.documents { _ = (post.date, post.displayTitle, post.displayContents, post.thumbnailURL) }
-                _ = try DaumSearch.encoder.encode(result)
             default:
-                _ = try DaumSearch.decoder.decode(KakaoErrorBody.self, from: data).description
+                _ = try roundTrip(KakaoErrorBody.self, data, DaumSearch.decoder, DaumSearch.encoder, kind, found).description
             }
         } catch let error as DecodingError {
             // The typed error a caller sees must describe itself.
             found.check(!APIError.decoding(error, type: kind).description.isEmpty, "\(kind): \(error)")
         } catch {
-            // Encoding back may refuse a value (e.g. a non-finite number); that is not a crash.
+            found.check(false, "\(kind): an untyped decoding failure, \(type(of: error)): \(error)")
         }
         _ = (JSONMessageErrorBody().message(in: data), GitHubErrorBody().message(in: data), KakaoErrorBodyReader().message(in: data))
     }
 
-    @Test("Mutated JSON bodies of every model decode or fail with a typed error — never crash")
+    /// Decodes a `T`, writes it back and decodes that: the second value must equal the first.
+    static func roundTrip<T: Codable & Equatable>(
+        _ type: T.Type, _ data: Data, _ decoder: JSONDecoder, _ encoder: JSONEncoder, _ kind: String, _ found: Findings
+    ) throws -> T {
+        let value = try decoder.decode(T.self, from: data)
+        let written: Data
+        do {
+            written = try encoder.encode(value)
+        } catch is EncodingError {
+            return value  // a value JSON cannot hold (a non-finite number) may be refused, typed
+        } catch {
+            found.check(false, "\(kind): an untyped encoding failure, \(Swift.type(of: error)): \(error)")
+            return value
+        }
+        do {
+            let again = try decoder.decode(T.self, from: written)
+            found.check(again == value, "\(kind): written back and read again, the value changed: \(String(decoding: written.prefix(300), as: UTF8.self))")
+        } catch {
+            found.check(false, "\(kind): its own encoding does not decode: \(error)")
+        }
+        return value
+    }
+
+    @Test("Mutated JSON bodies of every model decode and round-trip, or fail with a DecodingError")
     func jsonModels() async throws {
         let fixtures = try await Self.fixtures()
         #expect(fixtures.count >= 7)
@@ -294,7 +330,7 @@ struct FuzzTests {
         #expect(found.list.isEmpty, "\(found.list.prefix(20))")
     }
 
-    @Test("Structurally mutated JSON (values of the wrong type, missing and extra keys, odd numbers) never crashes")
+    @Test("Structurally mutated JSON (wrong types, missing and extra keys, odd numbers) round-trips or fails typed")
     func structuralJSON() async throws {
         let fixtures = try await Self.fixtures()
         let found = Findings()

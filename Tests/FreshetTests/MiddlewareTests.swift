@@ -178,16 +178,21 @@ struct MiddlewareTests {
                 QueryItem("bytes", "200000"), QueryItem("chunk", "100"), QueryItem("intervalMs", "20"),
             ])
             let first = Task { () async throws(APIError) in try await client.send(slow) }
-            let second = Task { () async throws(APIError) in try await client.send(slow) }
             let dripping = try await eventually { try await control.log().contains { $0.path.hasPrefix("/_sim/drip") } }
             #expect(dripping)
+            let second = Task { () async throws(APIError) in try await client.send(slow) }
+            let waiting = await eventually { coalescing.waiterCount == 1 }
+            #expect(waiting, "the second joined the first's exchange")
             first.cancel()
             second.cancel()
-            _ = await (first.result, second.result)
+            let (firstResult, secondResult) = await (first.result, second.result)
+            #expect(firstResult.apiError == .cancelled)
+            #expect(secondResult.apiError == .cancelled)
             let aborted = try await eventually {
                 try await control.log().first { $0.path.hasPrefix("/_sim/drip") }?.aborted == true
             }
-            #expect(aborted)
+            #expect(aborted, "with every caller gone, the shared exchange was cancelled at the server")
+            #expect(try await control.log().filter { $0.path.hasPrefix("/_sim/drip") }.count == 1, "one exchange for both")
             #expect(coalescing.inFlightCount == 0)
         }
     }

@@ -3,7 +3,10 @@ import Freshet
 import FreshetCache
 import FreshetSimulator
 import FreshetTestSupport
+import HTTPTypes
 import InMemoryTracing
+import OpenAPIRuntime
+import Synchronization
 import Testing
 import Tracing
 
@@ -64,18 +67,53 @@ import Tracing
         }
     }
 
-    /// The body drips in three 100-byte chunks 50 ms apart, so reading it takes at least 100 ms
-    /// after the head: the total is later than the time to headers by at least that — also under
-    /// the standard chain, whose coalescing middleware reads the body before handing the head on.
+    /// The moments a scripted transport saw, on the clock `Response.timing` uses.
+    struct Marks {
+        var entered: ContinuousClock.Instant?, headReturned: ContinuousClock.Instant?
+        var firstRead: ContinuousClock.Instant?, bodyEnded: ContinuousClock.Instant?
+        var chunksLeft = 3
+    }
+
+    /// Bounds from what the transport saw, not from how long anything takes: the client's clock
+    /// starts before the transport is entered and stops for the head after the transport returns
+    /// it, which is before the body's first read; the total ends after the body's last read. So
+    /// the time to headers covers the transport's work, and the total less the time to headers
+    /// covers the body's reading — also under the standard chain, whose coalescing middleware
+    /// reads the body before handing the head on.
     @Test func theResponseCarriesItsTiming() async throws {
-        try await withSimClient(middlewares: Middlewares.standard()) { _, client in
-            let response = try await client.send(Endpoint<Data>.raw("_sim", "drip", query: [
-                QueryItem("bytes", "300"), QueryItem("chunk", "100"), QueryItem("intervalMs", "50"),
-            ]))
-            #expect(response.bodyBytes == 300)
-            #expect(response.timing.timeToHeaders > .zero)
-            #expect(response.timing.total - response.timing.timeToHeaders >= .milliseconds(100))
+        let marks = Mutex(Marks())
+        let transport = ClosureTransport { _, _, _ in
+            marks.withLock { $0.entered = .now }
+            try await Task.sleep(for: .milliseconds(2))  // a span to measure, not a wait for anything
+            let chunks = AsyncThrowingStream<ArraySlice<UInt8>, any Error>(unfolding: {
+                let more = marks.withLock { marks -> Bool in
+                    if marks.firstRead == nil { marks.firstRead = .now }
+                    guard marks.chunksLeft > 0 else { return false }
+                    marks.chunksLeft -= 1
+                    return true
+                }
+                guard more else {
+                    marks.withLock { $0.bodyEnded = .now }
+                    return nil
+                }
+                try await Task.sleep(for: .milliseconds(1))
+                return ArraySlice(repeating: UInt8(ascii: "x"), count: 100)
+            })
+            marks.withLock { $0.headReturned = .now }
+            return (HTTPResponse(status: .ok), HTTPBody(chunks, length: .known(300), iterationBehavior: .single))
         }
+        let client = APIClient(baseURL: URL(string: "http://127.0.0.1:9")!, transport: transport,
+                               middlewares: Middlewares.standard())
+        let before = ContinuousClock.now
+        let response = try await client.send(Endpoint<Data>.raw("timed"))
+        let elapsed = ContinuousClock.now - before
+        let seen = marks.withLock { $0 }
+        let entered = try #require(seen.entered), headReturned = try #require(seen.headReturned)
+        let firstRead = try #require(seen.firstRead), bodyEnded = try #require(seen.bodyEnded)
+        #expect(response.bodyBytes == 300)
+        #expect(response.timing.timeToHeaders >= headReturned - entered, "\(response.timing)")
+        #expect(response.timing.total - response.timing.timeToHeaders >= bodyEnded - firstRead, "\(response.timing)")
+        #expect(response.timing.total <= elapsed, "\(response.timing)")
     }
 }
 

@@ -183,7 +183,18 @@ import Testing
             #expect(started)
             upload.cancel()
             await #expect(throws: APIError.cancelled) { try await upload.value }
+            // The server saw the request end while the body's stream is still open: the body was
+            // cut short (the server answers 400 to what it got, or logs the exchange aborted), not
+            // left waiting for more.
+            let ended = await eventually {
+                await sim.simulator.requestLog().first { $0.path == "/upload" }.map { $0.finished || $0.aborted } == true
+            }
+            #expect(ended, "the server saw the upload end")
             continuation.finish()
+            let entry = try #require(await sim.simulator.requestLog().first { $0.path == "/upload" })
+            #expect(entry.aborted || entry.status == 400, "\(entry)")
+            #expect(entry.bytesReceived == 1024, "nothing was sent after the cancel: \(entry.bytesReceived)")
+            #expect(await sim.simulator.requestLog().count == 1, "no second attempt")
         }
     }
 }
