@@ -50,7 +50,8 @@ struct DemoTests {
     @Test("--demo: a second run finds the first one's responses in the cache, like the real APIs")
     func secondRunIsCached() async throws {
         try await withHome { home in
-            let port = try #require(try await closedLoopbackURL().port)
+            // Kept for the demo: its server binds it on both runs, and nothing else can meanwhile.
+            let port = try reservedLoopbackPort()
             let environment = ["FRESHET_DEMO_PORT": "\(port)"]
             let first = try await runBare(home, ["feed", "--demo", "--limit", "3", "-v", "--json"], environment)
             #expect(first.status == 0, "\(first.stderr)")

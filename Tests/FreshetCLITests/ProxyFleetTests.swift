@@ -24,6 +24,24 @@ private func withFleetProxy<T: Sendable>(
     }
 }
 
+/// The base URL of a proxy's `--metrics 127.0.0.1:0` listener, from the line it prints.
+private func metricsBase(_ proxy: RunningProcess) async throws -> URL {
+    let announced = await eventually(within: 10) { proxy.stdout.contains("metrics on http://127.0.0.1:") }
+    try #require(announced, "\(proxy.stdout)")
+    let line = try #require(proxy.stdout.split(separator: "\n").first { $0.hasPrefix("metrics on ") })
+    let url = try #require(URL(string: String(line.dropFirst("metrics on ".count))))
+    let host = try #require(url.host), port = try #require(url.port)
+    return try #require(URL(string: "http://\(host):\(port)"))
+}
+
+/// A proxy's `freshet_proxy_requests_in_flight`: the requests it is forwarding now.
+private func inFlight(_ metrics: URL) async throws -> Double {
+    let request = HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/metrics")
+    let (_, body) = try await liveTransport.send(request, body: nil, baseURL: metrics, operationID: "metrics")
+    let text = String(decoding: try await Data(collecting: try #require(body), upTo: 1 << 20), as: UTF8.self)
+    return try PrometheusText.parse(text)["freshet_proxy_requests_in_flight"] ?? -1
+}
+
 /// A proxy's answer: its status and `X-Cache`.
 private struct Answer: Equatable, Sendable, CustomStringConvertible {
     var status: Int
@@ -104,14 +122,21 @@ struct ProxyFleetTests {
             try await withFreshetCLI { cli in
                 let control = SimControl(cli.sim)
                 try await control.script("hot", headers: [("Cache-Control", "max-age=600")], body: "{\"hot\":true}")
-                // Slow enough that every request arrives while the first is still at the origin.
-                try await control.setLatency(route: "/scripted/hot", milliseconds: 400)
-                try await withFleetProxy(cli, cluster) { _, a in
-                    try await withFleetProxy(cli, cluster) { _, b in
+                // Held at the origin until all twenty are waiting in the two proxies (their
+                // in-flight gauges say so): every one arrives while the first is still there.
+                try await control.hold(route: "/scripted/hot")
+                try await withFleetProxy(cli, cluster, ["--metrics", "127.0.0.1:0"]) { proxyA, a in
+                    try await withFleetProxy(cli, cluster, ["--metrics", "127.0.0.1:0"]) { proxyB, b in
+                        let metricsA = try await metricsBase(proxyA), metricsB = try await metricsBase(proxyB)
                         let results = try await withThrowingTaskGroup(of: Answer.self) { group in
                             for index in 0..<20 {
                                 group.addTask { try await get(index % 2 == 0 ? a : b, "/scripted/hot") }
                             }
+                            let waiting = try await eventually(within: 20) {
+                                try await inFlight(metricsA) + inFlight(metricsB) == 20
+                            }
+                            #expect(waiting, "all twenty waiting in the proxies")
+                            try await control.release(route: "/scripted/hot")
                             return try await group.reduce(into: []) { $0.append($1) }
                         }
                         #expect(results.count == 20)

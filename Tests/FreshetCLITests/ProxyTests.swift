@@ -398,12 +398,19 @@ struct ProxyTests {
         try await withFreshetCLI { cli in
             let control = SimControl(cli.sim)
             try await control.script("inflight", headers: [("Cache-Control", "max-age=300")], body: "finished")
-            try await control.setLatency(route: "/scripted/inflight", milliseconds: 1500)
+            // Held at the origin until the proxy's shutdown has begun: the request is in flight
+            // across the SIGTERM however long anything takes.
+            try await control.hold(route: "/scripted/inflight")
             try await withProxy(cli) { child, base in
+                let port = try #require(URL(string: base)?.port)
                 let request = Task { try await curl([base + "/scripted/inflight"]) }
                 let arrived = await eventually { (try? await entries(control, "/scripted/inflight").isEmpty) == false }
                 #expect(arrived, "the request reached the origin")
                 child.signal(SIGTERM)
+                // A graceful shutdown begins by accepting no new connection.
+                let draining = await eventually { (try? RawClient(port: port)) == nil }
+                #expect(draining, "the proxy stopped accepting connections")
+                try await control.release(route: "/scripted/inflight")
                 let response = try await request.value
                 #expect(response.status == 200)
                 #expect(response.body == "finished")

@@ -226,43 +226,48 @@ struct ReliabilityTests {
 
     // MARK: - Crash safety
 
+    /// Each kill moment is chosen by what the server saw, not by a sleep: during the request is
+    /// while the server holds it (the child is past start-up and waiting for its answer); after
+    /// the response is once the server finished sending it (the child is decoding and merging,
+    /// or has already exited — either may happen, and both must leave the database whole).
     @Test("SIGKILL during the request and right after the response, 12 times: the database stays whole and the next run shows the feed")
     func killMidWrite() async throws {
         let freshet = try #require(builtProduct("freshet"))
         try await withFreshetCLI { cli in
             #expect(try await cli.run("feed", "--limit", "5").status == 0)
-            var random = SplitMix64(seed: 0x5EED_F00D)
             let environment = cli.baseEnvironment
-            var killed = 0
+            var killedDuringRequest = 0
             for round in 0..<12 {
                 // New events, so each refresh has rows to write.
-                await cli.sim.simulator.addEvents(repo: "ReactiveX/RxSwift", count: 1 + Int(random.next() % 20))
+                await cli.sim.simulator.addEvents(repo: "ReactiveX/RxSwift", count: 1 + (round * 7) % 20)
                 await cli.sim.simulator.resetLog()
                 let duringRequest = round % 2 == 0
-                await cli.sim.simulator.setLatency(route: eventsRoute, milliseconds: duringRequest ? 400 : 0)
+                if duringRequest { await cli.sim.simulator.hold(route: eventsRoute) }
                 let child = try Child(freshet, ["feed", "--limit", "5", "--refresh"], environment: environment)
                 if duringRequest {
-                    // Somewhere between start-up and the end of the 400 ms wait for the headers.
-                    try await Task.sleep(for: .milliseconds(100 + Int(random.next() % 500)))
+                    let held = await eventually(within: 20) {
+                        await cli.sim.simulator.requestLog().contains { $0.path.hasPrefix(eventsRoute) }
+                    }
+                    #expect(held, "round \(round): the request reached the server")
                 } else {
-                    // The moment the response has left the server: the client is decoding and merging.
-                    _ = await eventually(within: 20) {
+                    let answered = await eventually(within: 20) {
                         await cli.sim.simulator.requestLog().contains { $0.path.hasPrefix(eventsRoute) && $0.finished }
                     }
-                    if random.next() % 2 == 0 { try await Task.sleep(for: .milliseconds(Int(random.next() % 30))) }
+                    #expect(answered, "round \(round): the response left the server")
                 }
                 child.sigkill()
                 let ending = await child.ending()
+                await cli.sim.simulator.release(route: eventsRoute)
                 switch ending {
-                case .killed: killed += 1
-                case .exited(let status): #expect(status == 0, "round \(round): the run ended by itself with \(status)")
+                case .killed: if duringRequest { killedDuringRequest += 1 }
+                case .exited(let status):
+                    #expect(!duringRequest && status == 0, "round \(round): the run ended by itself with \(status)")
                 }
                 let stored = try await storedFeed(cli.home)
                 #expect(stored.integrity == ["ok"], "round \(round): \(stored.integrity)")
                 #expect((100...300).contains(stored.ids.count), "round \(round): \(stored.ids.count) events")
             }
-            #expect(killed >= 6, "the kills landed while the runs were busy (\(killed) of 12)")
-            await cli.sim.simulator.setLatency(route: eventsRoute, milliseconds: 0)
+            #expect(killedDuringRequest == 6, "every held run was killed waiting for its answer")
             let next = try await cli.run("feed", "--limit", "5", "--refresh")
             #expect(next.status == 0, "\(next.stderr)")
             #expect(next.stdout.split(separator: "\n").count == 5)
@@ -275,12 +280,19 @@ struct ReliabilityTests {
     @Test("Two processes refreshing the same database at once both succeed, from a fresh home and over existing data")
     func concurrentProcesses() async throws {
         try await withFreshetCLI { cli in
-            // Both requests are in flight together, so both processes open, migrate and write at once.
-            await cli.sim.simulator.setLatency(route: "/repos/", milliseconds: 300)
+            // Both requests are held at the server until both have arrived, so both processes
+            // have opened the database and then merge and write at once.
             for round in 0..<3 {
                 if round > 0 { await cli.sim.simulator.addEvents(repo: "ReactiveX/RxSwift", count: 5) }
+                await cli.sim.simulator.resetLog()
+                await cli.sim.simulator.hold(route: "/repos/")
                 async let a = cli.run("feed", "--limit", "10", "--refresh")
                 async let b = cli.run("feed", "ReactiveX/RxSwift", "--limit", "10", "--refresh", "--json")
+                let both = await eventually(within: 30) {
+                    await cli.sim.simulator.requestLog().filter { $0.path.hasPrefix("/repos/") }.count >= 2
+                }
+                #expect(both, "round \(round): both requests in flight together")
+                await cli.sim.simulator.release(route: "/repos/")
                 let (first, second) = try await (a, b)
                 #expect(first.status == 0, "round \(round): \(first.stderr)")
                 #expect(second.status == 0, "round \(round): \(second.stderr)")

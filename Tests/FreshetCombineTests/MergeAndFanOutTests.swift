@@ -43,8 +43,7 @@ private final class PacedSubscriber<Input: Sendable>: Subscriber, @unchecked Sen
     private let lock = NSLock()
     private var subscription: (any Subscription)?
     private(set) var received: [Input] = []
-    private(set) var completion: Subscribers.Completion<APIError>?
-    let (done, finish) = AsyncStream<Void>.makeStream()
+    private var completion: Subscribers.Completion<APIError>?
 
     func receive(subscription: any Subscription) {
         lock.withLock { self.subscription = subscription }
@@ -58,21 +57,22 @@ private final class PacedSubscriber<Input: Sendable>: Subscriber, @unchecked Sen
 
     func receive(completion: Subscribers.Completion<APIError>) {
         lock.withLock { self.completion = completion }
-        finish.finish()
     }
 
     var count: Int { lock.withLock { received.count } }
+    var isComplete: Bool { lock.withLock { completion != nil } }
     func requestOne() { lock.withLock { subscription }?.request(.max(1)) }
 }
 
-@Suite("FreshetCombine: merge and the bounded fan-out over loopback")
+@Suite("FreshetCombine: merge and the bounded fan-out over loopback", .timeLimit(.minutes(3)))
 struct MergeAndFanOutTests {
     @Test("MergeMany of one publisher per item delivers every item, then finishes (the News app's merge)")
     func mergeManyDeliversAll() async throws {
         try await withSimClient { _, client in
             let ids = try await topIDs(client, count: 10)
             let recorder = Recorder(Publishers.MergeMany(ids.map { client.publisher(for: item($0)) }).eraseToAnyPublisher())
-            await recorder.waitForCompletion()
+            let completed = await recorder.waitForCompletion()
+            #expect(completed, "the publisher completed")
             #expect(Set(recorder.values.map(\.id)) == Set(ids))
             #expect(recorder.values.count == ids.count)
             guard case .finished = recorder.completion else {
@@ -91,7 +91,8 @@ struct MergeAndFanOutTests {
                 combined.merge(with: client.publisher(for: item(id))).eraseToAnyPublisher()
             }
             let recorder = Recorder(merged.scan([Item]()) { stories, story in stories + [story] }.eraseToAnyPublisher())
-            await recorder.waitForCompletion()
+            let completed = await recorder.waitForCompletion()
+            #expect(completed, "the publisher completed")
             #expect(recorder.values.map(\.count) == [1, 2, 3, 4, 5])
             #expect(Set(recorder.values.last?.map(\.id) ?? []) == Set(ids))
         }
@@ -116,7 +117,8 @@ struct MergeAndFanOutTests {
                 #expect(delivered)
             }
             subscriber.requestOne()
-            for await _ in subscriber.done {}
+            let finished = await eventually { subscriber.isComplete }
+            #expect(finished, "the merge finished")
             #expect(Set(subscriber.received.map(\.id)) == Set(ids))
         }
     }
@@ -134,7 +136,8 @@ struct MergeAndFanOutTests {
             let started = try await eventually { try await control.log().contains { $0.path.hasPrefix("/_sim/drip") } }
             #expect(started, "the drip is under way")
             try await control.release(route: "/users/no-such-user-x")
-            await recorder.waitForCompletion()
+            let completed = await recorder.waitForCompletion()
+            #expect(completed, "the publisher completed")
             guard case .failure(.httpStatus(404, _, _, _)) = recorder.completion else {
                 Issue.record("expected the 404, got \(String(describing: recorder.completion))")
                 return
@@ -157,7 +160,8 @@ struct MergeAndFanOutTests {
             try await control.resetLog()
             let recorder = Recorder(client.fanOutPublisher(ids.map(rawItem), maxConcurrent: 4)
                 .setFailureType(to: APIError.self).eraseToAnyPublisher())
-            await recorder.waitForCompletion()
+            let completed = await recorder.waitForCompletion()
+            #expect(completed, "the publisher completed")
             #expect(recorder.values.map(\.offset).sorted() == Array(0..<30))
             let failed = recorder.values.filter { if case .failure = $0.result { true } else { false } }.map(\.offset)
             #expect(failed == [7])

@@ -20,7 +20,6 @@ final class Recorder<Value: Sendable>: @unchecked Sendable {
     private var _values: [Value] = []
     private var _completion: Subscribers.Completion<APIError>?
     var cancellable: AnyCancellable?
-    let (done, doneContinuation) = AsyncStream<Void>.makeStream()
 
     var values: [Value] { lock.withLock { _values } }
     var completion: Subscribers.Completion<APIError>? { lock.withLock { _completion } }
@@ -29,23 +28,23 @@ final class Recorder<Value: Sendable>: @unchecked Sendable {
         cancellable = publisher.sink(
             receiveCompletion: { [self] completion in
                 lock.withLock { _completion = completion }
-                doneContinuation.finish()
             },
             receiveValue: { [self] value in lock.withLock { _values.append(value) } })
     }
 
-    /// Waits until the publisher completes.
-    func waitForCompletion() async {
-        for await _ in done {}
+    /// Waits until the publisher completes, for at most `seconds`; whether it did.
+    func waitForCompletion(within seconds: Double = 30) async -> Bool {
+        await eventually(within: seconds) { self.completion != nil }
     }
 }
 
-@Suite("Combine publishers over loopback")
+@Suite("Combine publishers over loopback", .timeLimit(.minutes(2)))
 struct PublisherTests {
     @Test func deliversOneValueThenFinishes() async throws {
         try await withSimClient { _, client in
             let recorder = Recorder(client.publisher(for: Endpoint<Login>.get("users", "octocat")))
-            await recorder.waitForCompletion()
+            let completed = await recorder.waitForCompletion()
+            #expect(completed, "the publisher completed")
             #expect(recorder.values == [Login(login: "octocat")])
             guard case .finished = recorder.completion else {
                 Issue.record("expected .finished, got \(String(describing: recorder.completion))")
@@ -57,7 +56,8 @@ struct PublisherTests {
     @Test func deliversTypedFailures() async throws {
         try await withSimClient { _, client in
             let recorder = Recorder(client.publisher(for: Endpoint<Login>.get("users", "no-such-user-x")))
-            await recorder.waitForCompletion()
+            let completed = await recorder.waitForCompletion()
+            #expect(completed, "the publisher completed")
             #expect(recorder.values.isEmpty)
             guard case .failure(.httpStatus(404, _, _, _)) = recorder.completion else {
                 Issue.record("expected a 404 failure, got \(String(describing: recorder.completion))")

@@ -4,6 +4,12 @@ import FreshetSimulator
 import FreshetTransports
 import HTTPTypes
 import OpenAPIRuntime
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// The live AsyncHTTPClient transport every test uses.
 public let liveTransport = Transports.asyncHTTPClient(timeout: .seconds(20))
@@ -81,10 +87,55 @@ public struct ClosureMiddleware: ClientMiddleware {
     }
 }
 
-/// A TCP port on 127.0.0.1 on which nothing listens (taken from a simulator that has stopped).
+/// `http://127.0.0.1:PORT` where a connection is refused for as long as the tests run: a socket
+/// of this process is bound to the port and never listens. A port merely freed could be taken
+/// by anything meanwhile; this one stays bound (without `SO_REUSEADDR`, so no server can bind
+/// it) until the test process exits.
 public func closedLoopbackURL() async throws -> URL {
-    try await withSimulator(.init()) { sim in sim.baseURL }
+    URL(string: "http://127.0.0.1:\(try boundLoopbackPort(reusable: false))")!
 }
+
+/// A port on 127.0.0.1 kept for one server started later, such as `--demo`'s on
+/// `FRESHET_DEMO_PORT`: a socket of this process stays bound to it (with `SO_REUSEADDR`, never
+/// listening) until the test process exits, so the system hands it to no one else, while a
+/// server that also sets `SO_REUSEADDR` (SwiftNIO's do) can still bind and listen on it.
+public func reservedLoopbackPort() throws -> Int {
+    try boundLoopbackPort(reusable: true)
+}
+
+/// Binds a TCP socket to 127.0.0.1 on a port the system picks and keeps it open, never listening.
+private func boundLoopbackPort(reusable: Bool) throws -> Int {
+    struct SocketError: Error, CustomStringConvertible { var description: String }
+    #if canImport(Glibc)
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    #else
+    let fd = socket(AF_INET, SOCK_STREAM, 0)
+    #endif
+    guard fd >= 0 else { throw SocketError(description: "socket() failed: errno \(errno)") }
+    if reusable {
+        var on: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, socklen_t(MemoryLayout<Int32>.size))
+    }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = 0
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
+        }
+    }
+    guard bound else {
+        close(fd)
+        throw SocketError(description: "binding a loopback port failed: errno \(errno)")
+    }
+    heldSockets.withLock { $0.append(fd) }
+    return Int(UInt16(bigEndian: address.sin_port))
+}
+
+/// The sockets of ``closedLoopbackURL()`` and ``reservedLoopbackPort()``, open until exit.
+private let heldSockets = Mutex<[Int32]>([])
 
 /// Runs an executable built by this package (e.g. `freshet`) and collects its output.
 public struct ProcessResult: Sendable {

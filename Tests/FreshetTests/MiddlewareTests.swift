@@ -142,13 +142,18 @@ struct MiddlewareTests {
     func coalescingKeysOnCredentials() async throws {
         try await withSimClient(middlewares: [CoalescingMiddleware()]) { sim, client in
             let control = SimControl(sim)
-            try await control.setLatency(route: "/users/octocat", milliseconds: 200)
+            // Held at the server until both have arrived: the two overlap, so a shared exchange
+            // would show as one request.
+            try await control.hold(route: "/users/octocat")
             var alice = Endpoint<Login>.get("users", "octocat")
             alice.headers[.authorization] = "Bearer alice"
             var bob = alice
             bob.headers[.authorization] = "Bearer bob"
             async let a = client.value(alice)
             async let b = client.value(bob)
+            let both = try await eventually { try await control.stats().inFlight == 2 }
+            #expect(both, "each credential sent its own request")
+            try await control.release(route: "/users/octocat")
             _ = try await (a, b)
             #expect(try await control.log().count == 2)
         }
