@@ -75,7 +75,7 @@ struct DemoTests {
     }
 }
 
-@Suite("The demo's interactive search in a pseudo-terminal (tmux)", .enabled(if: tmuxPath != nil && python3Path != nil),
+@Suite("The demo's interactive search in a pseudo-terminal (tmux)", .enabled(if: tmuxPath != nil && python3Path != nil, "needs tmux and python3 on PATH (.ci/run installs both)"),
        .timeLimit(.minutes(2)))
 struct DemoInteractiveTests {
     @Test("repos --demo: typing searches the simulated GitHub; Esc quits")

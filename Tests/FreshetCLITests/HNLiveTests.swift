@@ -3,7 +3,7 @@ import FreshetSimulator
 import FreshetTestSupport
 import Testing
 
-@Suite("freshet hn on a terminal: the list fills in live (tmux)", .enabled(if: tmuxPath != nil && python3Path != nil),
+@Suite("freshet hn on a terminal: the list fills in live (tmux)", .enabled(if: tmuxPath != nil && python3Path != nil, "needs tmux and python3 on PATH (.ci/run installs both)"),
        .timeLimit(.minutes(2)))
 struct HNLiveTests {
     @Test("Rows appear in their places under the progress line while an item is held; the final screen is the piped list")

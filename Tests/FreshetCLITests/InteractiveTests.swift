@@ -127,7 +127,7 @@ func withTmux(_ body: @Sendable (TmuxSession) async throws -> Void) async throws
     await session.stop()
 }
 
-@Suite("Interactive search in a pseudo-terminal (tmux)", .enabled(if: tmuxPath != nil && python3Path != nil), .timeLimit(.minutes(2)))
+@Suite("Interactive search in a pseudo-terminal (tmux)", .enabled(if: tmuxPath != nil && python3Path != nil, "needs tmux and python3 on PATH (.ci/run installs both)"), .timeLimit(.minutes(2)))
 struct InteractiveTests {
     @Test("repos: typing shows results, ↓ and Enter print the selected repository, the terminal is restored")
     func reposSelectAndEnter() async throws {

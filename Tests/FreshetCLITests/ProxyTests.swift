@@ -34,6 +34,9 @@ struct CurlFailed: Error, CustomStringConvertible {
 /// Runs curl (no proxy from the environment, no `Expect: 100-continue`) and parses `-i` output.
 func curl(_ arguments: [String]) async throws -> CurlResponse {
     let executable = URL(fileURLWithPath: "/usr/bin/curl")
+    guard FileManager.default.isExecutableFile(atPath: executable.path) else {
+        throw CurlFailed(description: "the proxy tests drive /usr/bin/curl, which is not installed (.ci/run installs it)")
+    }
     let result = try await runProcess(
         executable, ["-sS", "-i", "--noproxy", "*", "-H", "Expect:", "--max-time", "30"] + arguments, timeout: 40)
     guard result.status == 0 else { throw CurlFailed(description: "curl \(arguments) failed (\(result.status)): \(result.stderr)") }

@@ -23,6 +23,20 @@ public struct PostgresCluster: Sendable {
         try await Self.script(["restart", directory.path])
     }
 
+    /// Whether `scripts/pg-cluster` can find PostgreSQL's server binaries, where it looks.
+    static var serverInstalled: Bool {
+        let fileManager = FileManager.default
+        let environment = ProcessInfo.processInfo.environment
+        if let bin = environment["PG_BIN"], !bin.isEmpty { return fileManager.isExecutableFile(atPath: bin + "/initdb") }
+        var directories = (environment["PATH"] ?? "").split(separator: ":").map(String.init)
+        for parent in ["/usr/lib/postgresql", "/opt/homebrew/opt", "/usr/local/opt"] {
+            let children = (try? fileManager.contentsOfDirectory(atPath: parent)) ?? []
+            directories += children.filter { parent == "/usr/lib/postgresql" || $0.hasPrefix("postgresql") }
+                .map { "\(parent)/\($0)/bin" }
+        }
+        return directories.contains { fileManager.isExecutableFile(atPath: $0 + "/initdb") }
+    }
+
     /// `scripts/pg-cluster` in this package.
     static var scriptURL: URL {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -48,6 +62,13 @@ public struct PostgresClusterFailure: Error, CustomStringConvertible {
 /// Starts a new PostgreSQL cluster for `body` and removes it afterwards, whatever happens.
 /// PostgreSQL must be installed (`.ci/run` installs Debian's `postgresql`).
 public func withPostgres<T: Sendable>(_ body: (PostgresCluster) async throws -> T) async throws -> T {
+    guard PostgresCluster.serverInstalled else {
+        throw PostgresClusterFailure(description: """
+            PostgreSQL's server is not installed: no initdb in $PG_BIN, /usr/lib/postgresql/*/bin, on PATH or in \
+            Homebrew's opt/postgresql*/bin (scripts/pg-cluster looks there). Install it (Debian: apt-get install \
+            postgresql; .ci/run does) to run the tests on a PostgreSQL store.
+            """)
+    }
     let directory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("freshet-pg-\(UUID().uuidString.prefix(8))")
     let url = try await PostgresCluster.script(["start", directory.path])
     let cluster = PostgresCluster(directory: directory, url: url)
