@@ -241,7 +241,9 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource {
             return try await fetch()
         }
         let key = partitions[0].key
-        let waitStart = now()
+        // Nothing was stored when this request looked: whatever is there after the wait was
+        // stored since, by another caller or another process, however long ago its response came.
+        let waitStart = Date.distantPast
         return try await fills.run(key: key, maxWait: options.fillWait) { waited in
             if waited, let answer = await filledAnswer(partitions: partitions, request: request,
                                                        requestControl: requestControl, url: url, since: waitStart) {
