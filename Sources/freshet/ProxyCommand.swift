@@ -15,8 +15,8 @@ struct ProxyCommand: AsyncParsableCommand {
         commandName: "proxy", abstract: "A caching reverse proxy: any HTTP tool gets Freshet's cache.",
         discussion: """
             Forwards every request to --origin through Freshet's RFC 9111 cache (shared mode unless \
-            --private), kept in the database under FRESHET_HOME, with one retry after a connection \
-            failure or timeout, and rate-limit handling. Prints `listening on http://HOST:PORT` on stdout once it \
+            --private), kept in the database under FRESHET_HOME (at most --store-size MiB), with \
+            one retry when no connection to the origin could be made, and rate-limit handling. Prints `listening on http://HOST:PORT` on stdout once it \
             accepts connections; SIGINT or SIGTERM stop it gracefully (requests in flight finish) \
             with status 0.
 
@@ -24,6 +24,8 @@ struct ProxyCommand: AsyncParsableCommand {
             `X-Cache: HIT|MISS|REVALIDATED|STALE` (the proxy's own; an origin's X-Cache is replaced). \
             Redirects pass through unchanged. When the origin cannot be reached the answer is 502, \
             when it does not answer within --timeout 504, with a plain-text body.
+
+            Real API traffic: requests with a credential (Authorization, Cookie) are cached per credential with --partition credential: GitHub's `private, max-age=60` answers to a token are kept for that token only (the cache key holds a SHA-256 of the credential, never the credential), while `public` answers stay shared. Without it the proxy is the shared cache RFC 9111 defines, which never keeps a `private` answer; it says so once when one passes. The proxy asks the origin for gzip, keeps the gzip bytes, and relays them to clients that accept gzip and decoded bytes to the others, so one stored copy serves both. With --revalidate always every stored answer is revalidated before it is served (GitHub charges nothing for a `304` to an authorized conditional request, so answers are never older than one round trip). Concurrent requests for one key make one origin request, revalidations included. --serve-stale 5xx,429,rate-limited answers with the stored copy (X-Cache: STALE, with the origin's X-RateLimit-* fields) when the origin fails that way, where the stored answer allows it. The origin's absolute URLs in Link and Location point at the proxy (--public-url, else the Host the client used), so a client following pagination stays on it. Every answer also carries RFC 9211's `Cache-Status`.
 
             It listens on loopback unless told otherwise; a non-loopback --listen address is used \
             as given, with a warning: everyone who can reach it shares the proxy and its cache.
@@ -69,6 +71,41 @@ struct ProxyCommand: AsyncParsableCommand {
         "How --log writes a request: text (a line) or json (an object per line, with the credential's label and the rate limit left). Turns --log on.",
         valueName: "text|json"))
     var logFormat: LogFormat?
+
+    /// `--partition`: how answers to requests with credentials are kept.
+    enum Partition: String, ExpressibleByArgument, CaseIterable {
+        case none, credential
+    }
+
+    @Option(help: ArgumentHelp(
+        "none: a shared cache (RFC 9111: private answers to requests with Authorization or Cookie are not kept); credential: also a partition per credential, where such answers are kept for that credential only.",
+        valueName: "none|credential"))
+    var partition: Partition = .none
+
+    /// `--revalidate`: when a stored answer is revalidated.
+    enum Revalidate: String, ExpressibleByArgument, CaseIterable {
+        case expired, always
+    }
+
+    @Option(help: ArgumentHelp(
+        "expired: revalidate a stored answer once it is stale; always: before every answer (a 304 refreshes it; free on GitHub for authorized requests).",
+        valueName: "expired|always"))
+    var revalidate: Revalidate = .expired
+
+    @Option(name: .customLong("serve-stale"), help: ArgumentHelp(
+        "When to answer with the stored copy instead of the origin's failure, comma-separated: unreachable (always on), 5xx, 429, rate-limited (a 403 or 429 saying a rate limit was hit).",
+        valueName: "list"))
+    var serveStale = "unreachable"
+
+    @Option(name: .customLong("public-url"), help: ArgumentHelp(
+        "The proxy's URL as clients know it, for the origin's absolute URLs in Link and Location (default: http:// and the Host the client sent).",
+        valueName: "url"))
+    var publicURL: String?
+
+    @Option(name: .customLong("store-size"), help: ArgumentHelp(
+        "The most the cache's store keeps, in MiB (SQLite default 100, PostgreSQL 1024); least recently used answers go first.",
+        valueName: "MiB"))
+    var storeSizeMiB: Int?
 
     @Option(help: "Seconds to wait for the origin's response head before answering 504.")
     var timeout = 30
@@ -125,6 +162,38 @@ struct ProxyCommand: AsyncParsableCommand {
     /// ``memoryCacheMiB`` in bytes.
     var memoryBytes: Int { memoryCacheMiB * 1024 * 1024 }
 
+    /// The statuses of `--serve-stale` (`unreachable` is always on: it is RFC 9111's rule).
+    func staleStatuses() throws -> StaleStatuses {
+        var statuses: StaleStatuses = []
+        for item in serveStale.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces).lowercased() }) {
+            switch item {
+            case "unreachable": break
+            case "5xx": statuses.insert(.serverError)
+            case "429": statuses.insert(.tooManyRequests)
+            case "rate-limited": statuses.insert(.rateLimited)
+            default:
+                throw ValidationError("--serve-stale takes a comma-separated list of unreachable, 5xx, 429, rate-limited; got \"\(item.prefix(40))\".")
+            }
+        }
+        return statuses
+    }
+
+    /// The forwarder's options from the command line; `notice` receives its one-time notes.
+    func forwarderOptions(notice: @escaping @Sendable (String) -> Void) throws -> ProxyForwarder.Options {
+        var url: URL?
+        if let publicURL {
+            guard let components = URLComponents(string: publicURL), let scheme = components.scheme?.lowercased(),
+                  scheme == "http" || scheme == "https", components.host?.isEmpty == false,
+                  components.query == nil, components.fragment == nil, let parsed = components.url else {
+                throw ValidationError("--public-url must be an http(s) URL such as https://ghproxy.example.com, got \"\(publicURL.prefix(200))\".")
+            }
+            url = parsed
+        }
+        return ProxyForwarder.Options(
+            partitioning: partition == .credential ? .credential : .none, revalidatesEveryHit: revalidate == .always,
+            serveStaleOn: try staleStatuses(), publicURL: url, notice: notice)
+    }
+
     func validate() throws {
         guard (0...65_536).contains(memoryCacheMiB) else {
             throw ValidationError("--memory-cache must be between 0 and 65536 (MiB).")
@@ -142,6 +211,13 @@ struct ProxyCommand: AsyncParsableCommand {
         guard timeout > 0 else { throw ValidationError("--timeout must be at least 1 second.") }
         _ = try trust()
         guard maxEntryBytes >= 0 else { throw ValidationError("--max-entry-bytes cannot be negative.") }
+        _ = try forwarderOptions(notice: { _ in })
+        if let storeSizeMiB, !(1...1_048_576).contains(storeSizeMiB) {
+            throw ValidationError("--store-size must be between 1 and 1048576 (MiB).")
+        }
+        if partition == .credential, privateCache {
+            throw ValidationError("--partition credential is for a shared cache; --private already keys every answer on its credential.")
+        }
     }
 
     func run() async throws {
@@ -171,7 +247,7 @@ struct ProxyCommand: AsyncParsableCommand {
         let forwarder = ProxyForwarder(
             origin: originURL, store: store,
             mode: privateCache ? .private : .shared, maxEntryBytes: maxEntryBytes, transport: transport,
-            metrics: proxyMetrics)
+            metrics: proxyMetrics, options: try forwarderOptions(notice: { printError($0) }))
         let shownHost = host.contains(":") ? "[\(host)]" : host
         let json = logFormat == .json
         let logEntry: (@Sendable (ProxyLogEntry) -> Void)? = log || logFormat != nil
@@ -223,6 +299,7 @@ struct ProxyCommand: AsyncParsableCommand {
         if let storeURL {
             var configuration = try PostgresStoreConfiguration(url: storeURL)
             configuration.memoryBytes = memoryBytes
+            if let storeSizeMiB { configuration.maxBytes = storeSizeMiB * 1024 * 1024 }
             var logger = Logger(label: "freshet.postgres") { StreamLogHandler.standardError(label: $0) }
             logger.logLevel = .notice
             let store = try await PostgresCacheStore.connect(configuration, logger: logger, metrics: proxyMetrics?.factory)
@@ -235,7 +312,8 @@ struct ProxyCommand: AsyncParsableCommand {
         } catch {
             throw CommandFailure(message: "could not open the database in \(directory.path): \(error)")
         }
-        let store = SQLiteCacheStore(writer: database.pool, memoryBytes: memoryBytes)
+        let store = SQLiteCacheStore(writer: database.pool, maxBytes: (storeSizeMiB ?? 100) * 1024 * 1024,
+                                     memoryBytes: memoryBytes)
         return OpenedStore(store: store, metrics: proxyMetrics, close: {
             do {
                 try await store.flush()
