@@ -198,7 +198,9 @@ struct ProxyServerTests {
         try await withSimulator { sim in
             try await withPostgres { cluster in
                 var configuration = try PostgresStoreConfiguration(url: cluster.url, environment: cluster.environment)
-                configuration.queryTimeout = .seconds(1)
+                // 5 s per query (and 15 s to migrate at connect): a loaded machine starts slowly;
+                // readiness still turns within the 20 s waited for below.
+                configuration.queryTimeout = .seconds(5)
                 let store = try await PostgresCacheStore.connect(configuration, logger: quietLogger)
                 do {
                     try await withInProcessProxy(origin: sim.baseURL, store: store) { proxy in
@@ -292,7 +294,8 @@ struct ProxyServerTests {
                     #expect(proxy.server.status.current == .serving)
                     let port = try #require(proxy.base.port)
                     let request = Task { try await proxy.send("/scripted/slow") }
-                    let arrived = await eventually { await sim.simulator.requestLog().contains { $0.path == "/scripted/slow" } }
+                    // Bounded, but generous: the whole suite runs in parallel on two cores.
+                    let arrived = await eventually(within: 30) { await sim.simulator.requestLog().contains { $0.path == "/scripted/slow" } }
                     #expect(arrived, "the request reached the origin")
 
                     await proxy.group.triggerGracefulShutdown()
