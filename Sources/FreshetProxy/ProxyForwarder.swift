@@ -51,12 +51,16 @@ public struct ProxyForwarder: Sendable {
         /// Receives the proxy's one-time notices (a `private` answer that `.credential` partitions
         /// would have cached).
         public var notice: (@Sendable (String) -> Void)?
+        /// How long a request waits for another one fetching or revalidating the same key before
+        /// it goes to the origin itself (default 5 s).
+        public var fillWait: Duration
 
         /// Creates options; the defaults are RFC 9111's shared cache.
         public init(partitioning: CachePartitioning = .none, revalidatesEveryHit: Bool = false,
                     serveStaleOn: StaleStatuses = [], publicURL: URL? = nil,
-                    notice: (@Sendable (String) -> Void)? = nil) {
+                    notice: (@Sendable (String) -> Void)? = nil, fillWait: Duration = .seconds(5)) {
             self.partitioning = partitioning
+            self.fillWait = fillWait
             self.revalidatesEveryHit = revalidatesEveryHit
             self.serveStaleOn = serveStaleOn
             self.publicURL = publicURL
@@ -118,7 +122,7 @@ public struct ProxyForwarder: Sendable {
                            maxEntryBytes: maxEntryBytes, targetedFields: ProxyForwarder.targetedFields,
                            partitioning: options.partitioning, revalidatesEveryHit: options.revalidatesEveryHit,
                            serveStaleOn: options.serveStaleOn, rejectsInvalidJSON: false,
-                           normalizesAcceptEncoding: true),
+                           fillWait: options.fillWait, normalizesAcceptEncoding: true),
             backgroundTransport: gated)
         send = APIClient.chain(middlewares: [retry, cache, gate], transport: transport, operationID: "proxy")
     }

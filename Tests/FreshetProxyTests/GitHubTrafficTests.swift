@@ -193,7 +193,9 @@ struct GitHubTrafficTests {
     func concurrentMissesCollapse() async throws {
         try await withSimulator { sim in
             try await withSQLiteStore { store, _ in
-                try await withInProcessProxy(origin: sim.baseURL, store: store) { proxy in
+                // The waiters' bound is far beyond the test's own wait, so no waiter gives up on a
+                // loaded machine before the origin is let go.
+                try await withInProcessProxy(origin: sim.baseURL, store: store, options: .init(fillWait: .seconds(120))) { proxy in
                     let answers = try await held(20, "/users/octocat", proxy: proxy, sim: sim)
                     #expect(answers.count == 20)
                     #expect(answers.allSatisfy { $0.status == 200 })
@@ -208,7 +210,7 @@ struct GitHubTrafficTests {
     func concurrentRevalidationsCollapse() async throws {
         try await withSimulator { sim in
             try await withSQLiteStore { store, _ in
-                let options = ProxyForwarder.Options(partitioning: .credential, revalidatesEveryHit: true)
+                let options = ProxyForwarder.Options(partitioning: .credential, revalidatesEveryHit: true, fillWait: .seconds(120))
                 try await withInProcessProxy(origin: sim.baseURL, store: store, options: options) { proxy in
                     let first = try await get("/users/octocat", from: proxy.base, headers: bearer(tokenA))
                     #expect(first.cache == "MISS")
