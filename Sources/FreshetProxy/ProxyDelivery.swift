@@ -7,9 +7,9 @@ import NIOCore
 import OpenAPIRuntime
 
 /// What one client is sent, beyond what the origin or the cache answered: the body decoded when
-/// the answer is gzip and the client does not take gzip (nginx's `gunzip`), the origin's absolute
-/// URLs in `Link` and `Location` turned into the proxy's (so a client following pagination stays
-/// on the proxy), and `Cache-Status` (RFC 9211) beside `X-Cache`.
+/// the answer is gzip and the client does not take gzip (nginx's `gunzip`), and the origin's
+/// absolute URLs in `Link`, `Location` and `Content-Location` turned into the proxy's (so a client
+/// following pagination stays on the proxy).
 struct ProxyDelivery: Sendable {
     /// The client's request fields (its `Accept-Encoding` is read when an answer is gzip).
     var request: HTTPFields
