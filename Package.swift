@@ -58,6 +58,10 @@ let package = Package(
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        // Child processes in the tests: Foundation's Process.run() reads past its buffer in
+        // Swift 6.3 on Linux (swift-corelibs-foundation issue 5472) and crashed the test process.
+        .package(url: "https://github.com/swiftlang/swift-subprocess.git", from: "1.0.2"),
+        .package(url: "https://github.com/apple/swift-system.git", from: "1.5.0"),
         // The simulator's upload echo parses multipart bodies with it: a parser that is not ours.
         .package(url: "https://github.com/vapor/multipart-kit.git", from: "4.7.1"),
         // Tracing: one span per exchange (TracingMiddleware), with any tracer (swift-otel, …).
@@ -244,6 +248,9 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "Subprocess", package: "swift-subprocess"),
+                // FilePath, which Subprocess takes: swift-system's off Apple platforms, System on them.
+                .product(name: "SystemPackage", package: "swift-system", condition: .when(platforms: [.linux, .windows, .android])),
             ],
             path: "Tests/FreshetTestSupport"
         ),

@@ -8,7 +8,7 @@ import Testing
 struct ProxyTLSTests {
     @Test("With the origin's root as --ca-file and its key as --pin, requests are forwarded")
     func rightPin() async throws {
-        let certificates = try TestCertificates.make()
+        let certificates = try await TestCertificates.make()
         let caFile = try certificates.writeRoot()
         defer { try? FileManager.default.removeItem(atPath: caFile) }
         try await withFreshetCLI { cli in
@@ -27,8 +27,8 @@ struct ProxyTLSTests {
 
     @Test("With a wrong --pin, the proxy answers 502 naming the pins and sends the origin nothing")
     func wrongPin() async throws {
-        let certificates = try TestCertificates.make()
-        let other = try TestCertificates.make(commonName: "Another Test Root")
+        let certificates = try await TestCertificates.make()
+        let other = try await TestCertificates.make(commonName: "Another Test Root")
         let caFile = try certificates.writeRoot()
         defer { try? FileManager.default.removeItem(atPath: caFile) }
         try await withFreshetCLI { cli in

@@ -243,7 +243,7 @@ struct ReliabilityTests {
                 await cli.sim.simulator.resetLog()
                 let duringRequest = round % 2 == 0
                 if duringRequest { await cli.sim.simulator.hold(route: eventsRoute) }
-                let child = try Child(freshet, ["feed", "--limit", "5", "--refresh"], environment: environment)
+                let child = try await Child(freshet, ["feed", "--limit", "5", "--refresh"], environment: environment)
                 if duringRequest {
                     let held = await eventually(within: 20) {
                         await cli.sim.simulator.requestLog().contains { $0.path.hasPrefix(eventsRoute) }
@@ -309,47 +309,28 @@ struct ReliabilityTests {
 }
 
 /// A `freshet` child whose output is discarded, for killing at a chosen moment.
-private final class Child: Sendable {
+private struct Child: Sendable {
     enum Ending: Equatable { case exited(Int32), killed }
 
-    private let process: ProcessHandle
-    private let ends: AsyncStream<Ending>
+    let pid: pid_t
+    private let exit: OneShot<ChildExit>
 
-    init(_ executable: URL, _ arguments: [String], environment: [String: String]) throws {
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        var env = ["PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin", "NO_COLOR": "1",
-                   "HOME": FileManager.default.temporaryDirectory.path]
-        env.merge(environment) { _, new in new }
-        process.environment = env
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        let (ends, end) = AsyncStream<Ending>.makeStream(bufferingPolicy: .unbounded)
-        process.terminationHandler = { finished in
-            end.yield(finished.terminationReason == .uncaughtSignal ? .killed : .exited(finished.terminationStatus))
-            end.finish()
-        }
-        try process.run()
-        self.process = ProcessHandle(process)
-        self.ends = ends
+    init(_ executable: URL, _ arguments: [String], environment: [String: String]) async throws {
+        struct NotStarted: Error {}
+        guard let (pid, exit) = await spawnQuietly(executable, arguments, environment: environment) else { throw NotStarted() }
+        self.pid = pid
+        self.exit = exit
     }
 
     func sigkill() {
-        _ = kill(process.process.processIdentifier, SIGKILL)
+        _ = kill(pid, SIGKILL)
     }
 
     /// How the child ended (waits for it; it was killed or is about to end).
     func ending() async -> Ending {
-        for await ending in ends { return ending }
-        return .killed
+        let ended = await exit.value()
+        return ended.signalled ? .killed : .exited(ended.status)
     }
-}
-
-private final class ProcessHandle: @unchecked Sendable {
-    let process: Process
-    init(_ process: Process) { self.process = process }
 }
 
 // MARK: - Hostile arguments

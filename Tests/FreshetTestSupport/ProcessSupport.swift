@@ -1,5 +1,11 @@
 import Foundation
+import Subprocess
 import Synchronization
+#if canImport(System)
+import System
+#else
+import SystemPackage
+#endif
 
 #if canImport(Glibc)
 import Glibc
@@ -9,34 +15,70 @@ import Musl
 import Darwin
 #endif
 
+// Child processes of the tests are started with swift-subprocess (posix_spawn, with every other
+// descriptor closed by close_range), never Foundation's `Process`: in Swift 6.3 on Linux,
+// `Process.run()` copies 256 bytes from each entry of `/proc/self/fd`, and with the thousand
+// descriptors a parallel test run holds, that copy ran off its 32 KiB buffer into an unmapped
+// page and crashed the whole test process ("Bad pointer dereference", swift-corelibs-foundation
+// issue 5472).
+
+/// Runs an executable built by this package (e.g. `freshet`) and collects its output.
+public struct ProcessResult: Sendable {
+    /// Exit status (the signal's number when a signal ended the child).
+    public var status: Int32
+    /// Everything written to standard output.
+    public var stdout: String
+    /// Everything written to standard error.
+    public var stderr: String
+}
+
+/// Runs `executable` with `arguments` and `environment` (added to a minimal base environment),
+/// with standard input empty (or reading `stdin` when given), and waits at most `timeout`
+/// seconds (then kills it and says so). A cancelled run kills the child.
+public func runProcess(
+    _ executable: URL, _ arguments: [String], environment: [String: String] = [:], timeout: Double = 60,
+    stdin: String? = nil
+) async throws -> ProcessResult {
+    let pid = OneShot<pid_t>()
+    let watchdog = Task {
+        try await Task.sleep(for: .milliseconds(Int(timeout * 1000)))
+        if let pid = pid.delivered { _ = kill(pid, SIGTERM) }
+    }
+    defer { watchdog.cancel() }
+    let result = try await Subprocess.run(
+        .path(FilePath(executable.path)), arguments: Arguments(arguments),
+        environment: subprocessEnvironment(environment),
+        input: .string(stdin ?? ""), output: .string(limit: outputLimit), error: .string(limit: outputLimit)
+    ) { execution in
+        pid.deliver(execution.processIdentifier.value)
+    }
+    let ended = ChildExit(result.terminationStatus)
+    return ProcessResult(
+        status: ended.status, stdout: result.standardOutput,
+        stderr: result.standardError + (ended.signalled ? "\n[test: ended by signal]" : ""))
+}
+
 /// A long-running child process (a server) started by a test: its first line of standard output
 /// is read at start, the rest of its output is collected as it comes.
-///
-/// Pipes are read on threads of their own, never on the cooperative pool: on a 2-core machine a
-/// blocking read there would starve the in-process simulator the child talks to.
 public final class RunningProcess: Sendable {
     /// The child's process id.
     public let pid: Int32
     /// The first line the child wrote on standard output (without the newline).
     public let firstLine: String
-    private let process: ProcessBox
-    private let state: ChildState
-    private let exits: AsyncStream<Int32>
+    private let child: Child
 
-    fileprivate init(pid: Int32, firstLine: String, process: ProcessBox, state: ChildState, exits: AsyncStream<Int32>) {
+    fileprivate init(pid: Int32, firstLine: String, child: Child) {
         self.pid = pid
         self.firstLine = firstLine
-        self.process = process
-        self.state = state
-        self.exits = exits
+        self.child = child
     }
 
     /// Standard output after the first line, so far.
-    public var stdout: String { state.output.withLock { String(decoding: $0.stdout, as: UTF8.self) } }
+    public var stdout: String { child.output.withLock { String(decoding: $0.stdout, as: UTF8.self) } }
     /// Standard error so far.
-    public var stderr: String { state.output.withLock { String(decoding: $0.stderr, as: UTF8.self) } }
+    public var stderr: String { child.output.withLock { String(decoding: $0.stderr, as: UTF8.self) } }
     /// The exit status once the child has ended.
-    public var exitStatus: Int32? { state.exit.withLock { $0 } }
+    public var exitStatus: Int32? { child.exit.delivered?.status }
     /// Whether the child is still running.
     public var isRunning: Bool { exitStatus == nil }
 
@@ -47,100 +89,80 @@ public final class RunningProcess: Sendable {
     }
 
     /// Waits until the child has ended, at most `timeout` seconds; then kills it (SIGKILL) and
-    /// returns `nil`, so a hanging child fails the test instead of hanging it.
+    /// returns `nil`, so a hanging child fails the test instead of hanging it. A cancelled wait
+    /// (the test's time limit ran out) kills the child at once and still waits for its end.
     @discardableResult
     public func waitForExit(timeout: Double = 30) async -> Int32? {
-        let box = process
+        let pid = pid
         let watchdog = Task {
             try await Task.sleep(for: .milliseconds(Int(timeout * 1000)))
-            _ = kill(box.process.processIdentifier, SIGKILL)
+            _ = kill(pid, SIGKILL)
         }
-        var status: Int32?
-        for await code in exits { status = code }
+        let ended = await withTaskCancellationHandler { await child.exit.value() } onCancel: { _ = kill(pid, SIGKILL) }
         watchdog.cancel()
-        let killed = box.process.terminationReason == .uncaughtSignal && box.process.terminationStatus == SIGKILL
-        return killed ? nil : status ?? exitStatus
+        return ended.signalled && ended.status == SIGKILL ? nil : ended.status
     }
 }
 
-/// Starts `executable` (standard input closed, environment added to a minimal base), waits for
+/// Starts `executable` (standard input empty, environment added to a minimal base), waits for
 /// its first line on standard output (at most `timeout` seconds), and returns the running child.
 /// - Throws: ``ProcessStartFailure`` when the child ends or stays silent before its first line;
 ///   the child is killed then.
 public func startProcess(
     _ executable: URL, _ arguments: [String], environment: [String: String] = [:], timeout: Double = 30
 ) async throws -> RunningProcess {
-    let process = Process()
-    process.executableURL = executable
-    process.arguments = arguments
+    var executable = executable
+    var arguments = arguments
     #if os(Linux)
     // Killed with its parent: if the test process dies (a timeout ends it), the child dies too
     // instead of living on as an orphan. `setpriv` execs the child, so its pid stays the same.
     let setpriv = "/usr/bin/setpriv"
     if FileManager.default.isExecutableFile(atPath: setpriv) {
-        process.executableURL = URL(fileURLWithPath: setpriv)
-        process.arguments = ["--pdeathsig", "KILL", "--", executable.path] + arguments
+        arguments = ["--pdeathsig", "KILL", "--", executable.path] + arguments
+        executable = URL(fileURLWithPath: setpriv)
     }
     #endif
-    process.environment = childEnvironment(environment)
-    let out = Pipe()
-    let err = Pipe()
-    process.standardOutput = out
-    process.standardError = err
-    process.standardInput = FileHandle(forReadingAtPath: "/dev/null")
-    let state = ChildState()
-    let (exits, exitContinuation) = AsyncStream<Int32>.makeStream(bufferingPolicy: .unbounded)
-    let exited = DispatchSemaphore(value: 0)
-    process.terminationHandler = { finished in
-        state.exit.withLock { $0 = finished.terminationStatus }
-        exitContinuation.yield(finished.terminationStatus)
-        exitContinuation.finish()
-        exited.signal()
-    }
-    let box = ProcessBox(process)
-    let firstLine = FirstLine()
-
-    // This thread launches the child and reads its stdout. On Linux it is the child's parent
-    // thread, whose end sends the parent-death signal, so it lasts until the child has exited.
-    let stdoutReader = Thread {
+    let child = Child()
+    let firstLine = OneShot<Result<String, ProcessStartFailure.Reason>>()
+    let pid = OneShot<pid_t>()
+    Task { [executable, arguments] in
         do {
-            try box.process.run()
+            let result = try await Subprocess.run(
+                .path(FilePath(executable.path)), arguments: Arguments(arguments),
+                environment: subprocessEnvironment(environment),
+                input: .none, output: .sequence, error: .sequence
+            ) { execution in
+                pid.deliver(execution.processIdentifier.value)
+                async let errors: Void = {
+                    for try await chunk in execution.standardError {
+                        let bytes = chunk.withUnsafeBytes { Data($0) }
+                        child.output.withLock { $0.stderr.append(bytes) }
+                    }
+                }()
+                var pending = Data()
+                for try await chunk in execution.standardOutput {
+                    let bytes = chunk.withUnsafeBytes { Data($0) }
+                    if firstLine.delivered != nil {
+                        child.output.withLock { $0.stdout.append(bytes) }
+                        continue
+                    }
+                    pending.append(bytes)
+                    if let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
+                        firstLine.deliver(.success(String(decoding: pending[..<newline], as: UTF8.self)))
+                        let rest = pending[pending.index(after: newline)...]
+                        child.output.withLock { $0.stdout.append(contentsOf: rest) }
+                    }
+                }
+                try await errors
+            }
+            firstLine.deliver(.failure(.endedEarly))
+            child.exit.deliver(ChildExit(result.terminationStatus))
         } catch {
-            state.launchError.withLock { $0 = String(describing: error) }
+            child.launchError.withLock { $0 = String(describing: error) }
             firstLine.deliver(.failure(.failedToLaunch))
-            return
-        }
-        let handle = out.fileHandleForReading
-        var pending = Data()
-        var lineSeen = false
-        while true {
-            let chunk = handle.availableData
-            if chunk.isEmpty { break }
-            if lineSeen {
-                state.output.withLock { $0.stdout.append(chunk) }
-                continue
-            }
-            pending.append(chunk)
-            if let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
-                lineSeen = true
-                firstLine.deliver(.success(String(decoding: pending[..<newline], as: UTF8.self)))
-                let rest = pending[pending.index(after: newline)...]
-                state.output.withLock { $0.stdout.append(contentsOf: rest) }
-            }
-        }
-        if !lineSeen { firstLine.deliver(.failure(.endedEarly)) }
-        exited.wait()
-    }
-    stdoutReader.start()
-    let stderrReader = Thread {
-        let handle = err.fileHandleForReading
-        while true {
-            let chunk = handle.availableData
-            if chunk.isEmpty { break }
-            state.output.withLock { $0.stderr.append(chunk) }
+            child.exit.deliver(ChildExit(status: -1, signalled: false))
         }
     }
-    stderrReader.start()
 
     let watchdog = Task {
         try await Task.sleep(for: .milliseconds(Int(timeout * 1000)))
@@ -150,15 +172,15 @@ public func startProcess(
     watchdog.cancel()
     switch line {
     case .success(let text):
-        return RunningProcess(pid: process.processIdentifier, firstLine: text, process: box, state: state, exits: exits)
+        return RunningProcess(pid: await pid.value(), firstLine: text, child: child)
     case .failure(let reason):
-        if let launchError = state.launchError.withLock({ $0 }) {
+        if pid.delivered == nil, let launchError = child.launchError.withLock({ $0 }) {
             throw ProcessStartFailure(reason: reason, status: nil, stderr: launchError)
         }
-        _ = kill(process.processIdentifier, SIGKILL)
-        for await _ in exits {}
-        let stderr = state.output.withLock { String(decoding: $0.stderr, as: UTF8.self) }
-        throw ProcessStartFailure(reason: reason, status: state.exit.withLock { $0 }, stderr: stderr)
+        if let pid = pid.delivered { _ = kill(pid, SIGKILL) }
+        let ended = await child.exit.value()
+        let stderr = child.output.withLock { String(decoding: $0.stderr, as: UTF8.self) }
+        throw ProcessStartFailure(reason: reason, status: ended.signalled ? nil : ended.status, stderr: stderr)
     }
 }
 
@@ -205,25 +227,35 @@ public struct ProcessStartFailure: Error, CustomStringConvertible {
     }
 }
 
-/// A one-shot result, delivered by a reader thread or a watchdog, whichever comes first.
-private final class FirstLine: Sendable {
-    private let state = Mutex<(result: Result<String, ProcessStartFailure.Reason>?, waiter: CheckedContinuation<Result<String, ProcessStartFailure.Reason>, Never>?)>((nil, nil))
+/// A value delivered once (by a reader, the end of a run or a watchdog, whichever comes first)
+/// and awaited by any number of tasks. Waiting ignores task cancellation: a cancelled test still
+/// waits for what it started, each wait bounded by its caller's watchdog.
+public final class OneShot<Value: Sendable>: Sendable {
+    private let state = Mutex<(value: Value?, waiters: [CheckedContinuation<Value, Never>])>((nil, []))
 
-    func deliver(_ result: Result<String, ProcessStartFailure.Reason>) {
-        let waiter = state.withLock { state -> CheckedContinuation<Result<String, ProcessStartFailure.Reason>, Never>? in
-            guard state.result == nil else { return nil }
-            state.result = result
-            defer { state.waiter = nil }
-            return state.waiter
+    /// Nothing delivered yet.
+    public init() {}
+
+    /// Delivers `value`, unless a value came first.
+    public func deliver(_ value: Value) {
+        let waiters = state.withLock { state -> [CheckedContinuation<Value, Never>] in
+            guard case .none = state.value else { return [] }
+            state.value = value
+            defer { state.waiters = [] }
+            return state.waiters
         }
-        waiter?.resume(returning: result)
+        for waiter in waiters { waiter.resume(returning: value) }
     }
 
-    func value() async -> Result<String, ProcessStartFailure.Reason> {
+    /// The value, once delivered.
+    public var delivered: Value? { state.withLock { $0.value } }
+
+    /// Waits for the value.
+    public func value() async -> Value {
         await withCheckedContinuation { continuation in
-            let ready = state.withLock { state -> Result<String, ProcessStartFailure.Reason>? in
-                if let result = state.result { return result }
-                state.waiter = continuation
+            let ready = state.withLock { state -> Value? in
+                if let value = state.value { return value }
+                state.waiters.append(continuation)
                 return nil
             }
             if let ready { continuation.resume(returning: ready) }
@@ -231,15 +263,76 @@ private final class FirstLine: Sendable {
     }
 }
 
-/// What the reader threads and the termination handler record.
-private final class ChildState: Sendable {
-    let output = Mutex<(stdout: Data, stderr: Data)>((Data(), Data()))
-    let exit = Mutex<Int32?>(nil)
-    let launchError = Mutex<String?>(nil)
+/// How a child process ended.
+public struct ChildExit: Sendable {
+    /// The exit status, or the signal's number when `signalled`.
+    public var status: Int32
+    /// Whether a signal ended the child.
+    public var signalled: Bool
+
+    /// An exit with `status`, or by the signal `status` when `signalled`.
+    public init(status: Int32, signalled: Bool) {
+        self.status = status
+        self.signalled = signalled
+    }
+
+    /// How a Subprocess run ended.
+    public init(_ termination: TerminationStatus) {
+        switch termination {
+        case .exited(let code): self.init(status: code, signalled: false)
+        case .signaled(let signal): self.init(status: signal, signalled: true)
+        }
+    }
 }
 
-/// Lets threads and tasks reach the `Process` (which is not `Sendable`).
-private final class ProcessBox: @unchecked Sendable {
-    let process: Process
-    init(_ process: Process) { self.process = process }
+/// Runs `executable` with its output discarded, for a test that ends it at a moment of its
+/// choosing: `pid` is known once the child runs, `exit` once it has ended. A cancelled run kills
+/// the child.
+public func spawnQuietly(
+    _ executable: URL, _ arguments: [String], environment: [String: String]
+) async -> (pid: pid_t, exit: OneShot<ChildExit>)? {
+    let pid = OneShot<pid_t?>()
+    let exit = OneShot<ChildExit>()
+    Task {
+        do {
+            let result = try await Subprocess.run(
+                .path(FilePath(executable.path)), arguments: Arguments(arguments),
+                environment: subprocessEnvironment(environment), input: .none, output: .discarded, error: .discarded
+            ) { execution in
+                pid.deliver(execution.processIdentifier.value)
+            }
+            exit.deliver(ChildExit(result.terminationStatus))
+        } catch {
+            pid.deliver(nil)
+            exit.deliver(ChildExit(status: -1, signalled: false))
+        }
+    }
+    guard let started = await pid.value() else { return nil }
+    return (started, exit)
+}
+
+/// The environment of a child process: a minimal base (PATH, NO_COLOR, a temporary HOME), the
+/// sanitizer options of this process when set (so `scripts/sanitize` reaches children), then `extra`.
+func childEnvironment(_ extra: [String: String]) -> [String: String] {
+    let parent = ProcessInfo.processInfo.environment
+    var env = ["PATH": parent["PATH"] ?? "/usr/bin:/bin", "NO_COLOR": "1",
+               "HOME": FileManager.default.temporaryDirectory.path]
+    for name in ["TSAN_OPTIONS", "ASAN_OPTIONS"] { env[name] = parent[name] }
+    env.merge(extra) { _, new in new }
+    return env
+}
+
+/// ``childEnvironment(_:)`` with `extra`, as Subprocess takes it.
+private func subprocessEnvironment(_ extra: [String: String]) -> Environment {
+    .custom(Dictionary(uniqueKeysWithValues: childEnvironment(extra).map { (Environment.Key(stringLiteral: $0.key), $0.value) }))
+}
+
+/// The most a child may write on each of standard output and standard error: 64 MiB.
+private let outputLimit = 64 << 20
+
+/// What the readers of a ``RunningProcess`` record, and how it ended.
+private final class Child: Sendable {
+    let output = Mutex<(stdout: Data, stderr: Data)>((Data(), Data()))
+    let launchError = Mutex<String?>(nil)
+    let exit = OneShot<ChildExit>()
 }

@@ -58,7 +58,7 @@ public final class RawOrigin: Sendable {
     /// Listens on an ephemeral loopback port. `responses` are the raw answers (status line,
     /// headers, blank line, body), used in order; the last one repeats. With `keepAlive`, a
     /// connection stays open after an answer for the next request (until the client closes it,
-    /// 10 s pass without one, or ``stop()``). With `answersBeforeBody`, each request is answered
+    /// 60 s pass without one, or ``stop()``). With `answersBeforeBody`, each request is answered
     /// as soon as its head has arrived, without waiting for its body (recorded empty), and the
     /// connection is closed after the answer.
     public init(responses: [String], keepAlive: Bool = false, answersBeforeBody: Bool = false) throws {
@@ -132,9 +132,10 @@ public final class RawOrigin: Sendable {
         var chunk = [UInt8](repeating: 0, count: 65_536)
         let separator = Data("\r\n\r\n".utf8)
         let stopped = { self.state.withLock { $0.stopped } }
-        // Waits for bytes in 100 ms steps, 10 s at most, giving up once the origin is stopped.
+        // Waits for bytes in 100 ms steps, 60 s at most (a loaded machine can hold a client back
+        // that long between connecting and sending), giving up once the origin is stopped.
         func readMore() -> Bool {
-            for _ in 0..<100 {
+            for _ in 0..<600 {
                 var pollFD = pollfd(fd: connection, events: Int16(POLLIN), revents: 0)
                 if poll(&pollFD, 1, 100) > 0 {
                     let count = recv(connection, &chunk, chunk.count, 0)

@@ -35,7 +35,7 @@ public struct TestCertificates: Sendable {
 
     /// Makes a new root (`commonName`) and a server certificate it signs, valid for a day; with
     /// `expiredServer`, the server certificate was valid from two days ago until yesterday.
-    public static func make(commonName: String = "Freshet Test Root", expiredServer: Bool = false) throws -> TestCertificates {
+    public static func make(commonName: String = "Freshet Test Root", expiredServer: Bool = false) async throws -> TestCertificates {
         guard let openssl = opensslPath else { throw Failure(description: "no openssl command") }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("freshet-tls-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -73,13 +73,13 @@ public struct TestCertificates: Sendable {
             ["req"] + curve + ["-keyout", path("server.key"), "-out", path("server.csr"), "-subj", "/CN=localhost"],
             sign,
         ] {
-            try run(openssl, arguments)
+            try await run(openssl, arguments)
         }
         // The pins as OkHttp's documentation and HPKP compute them, with the openssl command alone.
         for name in ["root", "server"] {
-            try run(openssl, ["x509", "-in", path("\(name).pem"), "-pubkey", "-noout", "-out", path("\(name).pub")])
-            try run(openssl, ["pkey", "-pubin", "-in", path("\(name).pub"), "-outform", "der", "-out", path("\(name).spki")])
-            try run(openssl, ["dgst", "-sha256", "-binary", "-out", path("\(name).sha256"), path("\(name).spki")])
+            try await run(openssl, ["x509", "-in", path("\(name).pem"), "-pubkey", "-noout", "-out", path("\(name).pub")])
+            try await run(openssl, ["pkey", "-pubin", "-in", path("\(name).pub"), "-outform", "der", "-out", path("\(name).spki")])
+            try await run(openssl, ["dgst", "-sha256", "-binary", "-out", path("\(name).sha256"), path("\(name).spki")])
         }
         func pin(_ name: String) throws -> String {
             "sha256/" + (try Data(contentsOf: URL(fileURLWithPath: path("\(name).sha256")))).base64EncodedString()
@@ -98,18 +98,10 @@ public struct TestCertificates: Sendable {
         return path
     }
 
-    private static func run(_ executable: String, _ arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        let errors = Pipe()
-        process.standardError = errors
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        let output = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw Failure(description: "openssl \(arguments.joined(separator: " ")): \(String(decoding: output, as: UTF8.self))")
+    private static func run(_ executable: String, _ arguments: [String]) async throws {
+        let result = try await runProcess(URL(fileURLWithPath: executable), arguments)
+        guard result.status == 0 else {
+            throw Failure(description: "openssl \(arguments.joined(separator: " ")): \(result.stderr)")
         }
     }
 

@@ -137,16 +137,6 @@ private func boundLoopbackPort(reusable: Bool) throws -> Int {
 /// The sockets of ``closedLoopbackURL()`` and ``reservedLoopbackPort()``, open until exit.
 private let heldSockets = Mutex<[Int32]>([])
 
-/// Runs an executable built by this package (e.g. `freshet`) and collects its output.
-public struct ProcessResult: Sendable {
-    /// Exit status.
-    public var status: Int32
-    /// Everything written to standard output.
-    public var stdout: String
-    /// Everything written to standard error.
-    public var stderr: String
-}
-
 /// Finds a product built next to the test bundle (`.build/<triple>/debug/NAME`).
 public func builtProduct(_ name: String) -> URL? {
     var candidates: [URL] = []
@@ -159,85 +149,6 @@ public func builtProduct(_ name: String) -> URL? {
     let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     candidates.append(root.appendingPathComponent(".build/debug/\(name)"))
     return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }
-}
-
-/// Runs `executable` with `arguments` and `environment` (added to a minimal base environment),
-/// with standard input closed (or reading `stdin` when given), and waits at most `timeout`
-/// seconds (then kills it and says so).
-public func runProcess(
-    _ executable: URL, _ arguments: [String], environment: [String: String] = [:], timeout: Double = 60,
-    stdin: String? = nil
-) async throws -> ProcessResult {
-    let process = Process()
-    process.executableURL = executable
-    process.arguments = arguments
-    process.environment = childEnvironment(environment)
-    let out = Pipe()
-    let err = Pipe()
-    process.standardOutput = out
-    process.standardError = err
-    let input = stdin.map { _ in Pipe() }
-    process.standardInput = input ?? FileHandle(forReadingAtPath: "/dev/null")
-    let (exits, exit) = AsyncStream<Int32>.makeStream()
-    process.terminationHandler = { finished in
-        exit.yield(finished.terminationStatus)
-        exit.finish()
-    }
-    try process.run()
-    if let input, let stdin {
-        // A child that exits without reading everything must not kill the tests with SIGPIPE.
-        signal(SIGPIPE, SIG_IGN)
-        // Written on a thread of its own: a full pipe blocks the writer until the child reads.
-        let handle = input.fileHandleForWriting
-        let thread = Thread {
-            try? handle.write(contentsOf: Data(stdin.utf8))
-            try? handle.close()
-        }
-        thread.start()
-    }
-    let box = ProcessBox(process)
-    // Blocking reads run on threads of their own: on the cooperative pool (2 threads on a
-    // 2-core machine) they would starve the in-process simulator the child is talking to.
-    async let stdout = readToEnd(out.fileHandleForReading)
-    async let stderr = readToEnd(err.fileHandleForReading)
-    let watchdog = Task {
-        try await Task.sleep(for: .milliseconds(Int(timeout * 1000)))
-        box.process.terminate()
-    }
-    var status: Int32 = -1
-    for await code in exits { status = code }
-    let killed = box.process.terminationReason == .uncaughtSignal
-    watchdog.cancel()
-    return ProcessResult(
-        status: status, stdout: String(decoding: await stdout, as: UTF8.self),
-        stderr: String(decoding: await stderr, as: UTF8.self) + (killed ? "\n[test: ended by signal]" : ""))
-}
-
-/// The environment of a child process: a minimal base (PATH, NO_COLOR, a temporary HOME), the
-/// sanitizer options of this process when set (so `scripts/sanitize` reaches children), then `extra`.
-func childEnvironment(_ extra: [String: String]) -> [String: String] {
-    let parent = ProcessInfo.processInfo.environment
-    var env = ["PATH": parent["PATH"] ?? "/usr/bin:/bin", "NO_COLOR": "1",
-               "HOME": FileManager.default.temporaryDirectory.path]
-    for name in ["TSAN_OPTIONS", "ASAN_OPTIONS"] { env[name] = parent[name] }
-    env.merge(extra) { _, new in new }
-    return env
-}
-
-/// Reads a pipe to its end on a dedicated thread.
-func readToEnd(_ handle: FileHandle) async -> Data {
-    await withCheckedContinuation { continuation in
-        let thread = Thread {
-            continuation.resume(returning: handle.readDataToEndOfFile())
-        }
-        thread.start()
-    }
-}
-
-/// Lets the watchdog reach the process.
-private final class ProcessBox: @unchecked Sendable {
-    let process: Process
-    init(_ process: Process) { self.process = process }
 }
 
 extension Result {

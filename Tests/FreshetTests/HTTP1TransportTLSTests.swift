@@ -19,7 +19,7 @@ struct HTTP1TransportTLSTests {
 
     @Test("An https origin whose certificate chains to the trusted root answers; the connection is reused")
     func trustedRoot() async throws {
-        let certificates = try TestCertificates.make()
+        let certificates = try await TestCertificates.make()
         let pool = HTTP1ConnectionPool(configuration: .init(tls: try certificates.clientConfiguration()))
         defer { pool.closeIdleConnections() }
         try await withTLSOrigin(certificates) { origin in
@@ -35,9 +35,9 @@ struct HTTP1TransportTLSTests {
 
     @Test("A certificate that does not chain to a trusted root: a TLSTrustFailure, nothing sent")
     func untrustedRoot() async throws {
-        let certificates = try TestCertificates.make()
+        let certificates = try await TestCertificates.make()
         // Trusts another root, made the same way: the origin's chain does not lead to it.
-        let other = try TestCertificates.make(commonName: "Another Test Root")
+        let other = try await TestCertificates.make(commonName: "Another Test Root")
         let pool = HTTP1ConnectionPool(configuration: .init(tls: try other.clientConfiguration()))
         defer { pool.closeIdleConnections() }
         try await withTLSOrigin(certificates) { origin in

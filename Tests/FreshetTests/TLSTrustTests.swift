@@ -38,8 +38,8 @@ struct TLSTrustTests {
     }
 
     @Test("The openssl command and Freshet compute the same pin for a certificate's key")
-    func pinFormat() throws {
-        let certificates = try TestCertificates.make()
+    func pinFormat() async throws {
+        let certificates = try await TestCertificates.make()
         let server = try NIOSSLCertificate(bytes: Array(certificates.serverCertificatePEM.utf8), format: .pem)
         #expect(try SPKIPin(publicKeyOf: server).description == certificates.serverPin)
         #expect(try SPKIPin(publicKeyOf: certificates.root()).description == certificates.rootPin)
@@ -59,7 +59,7 @@ struct TLSTrustTests {
 
     @Test("Right pin (the server's key): 200", arguments: Kind.allCases)
     func rightServerPin(kind: Kind) async throws {
-        let certificates = try TestCertificates.make()
+        let certificates = try await TestCertificates.make()
         let trust = try TLSTrust(rootsPEM: certificates.rootPEM, pins: [try SPKIPin(certificates.serverPin)])
         try await withTLSOrigin(certificates) { origin in
             let (response, body) = try await Self.get(kind.transport(trust), origin)
@@ -71,7 +71,7 @@ struct TLSTrustTests {
 
     @Test("Right pin (the root's key, another certificate of the verified chain): 200", arguments: Kind.allCases)
     func rightRootPin(kind: Kind) async throws {
-        let certificates = try TestCertificates.make()
+        let certificates = try await TestCertificates.make()
         let trust = try TLSTrust(rootsPEM: certificates.rootPEM, pins: [try SPKIPin(certificates.rootPin)])
         try await withTLSOrigin(certificates) { origin in
             let (response, _) = try await Self.get(kind.transport(trust), origin)
@@ -81,8 +81,8 @@ struct TLSTrustTests {
 
     @Test("Wrong pin: refused before any request, the message naming the pins expected and seen", arguments: Kind.allCases)
     func wrongPin(kind: Kind) async throws {
-        let certificates = try TestCertificates.make()
-        let other = try TestCertificates.make(commonName: "Another Test Root")
+        let certificates = try await TestCertificates.make()
+        let other = try await TestCertificates.make(commonName: "Another Test Root")
         let trust = try TLSTrust(rootsPEM: certificates.rootPEM, pins: [try SPKIPin(other.serverPin)])
         try await withTLSOrigin(certificates) { origin in
             let failure = await Self.refusal { _ = try await Self.get(kind.transport(trust), origin) }
@@ -97,8 +97,8 @@ struct TLSTrustTests {
 
     @Test("A pinned CA certificate the server merely sends along, off the verified chain, does not count")
     func pinOffTheVerifiedChain() async throws {
-        let certificates = try TestCertificates.make()
-        let other = try TestCertificates.make(commonName: "Pinned But Unrelated Root")
+        let certificates = try await TestCertificates.make()
+        let other = try await TestCertificates.make(commonName: "Pinned But Unrelated Root")
         // The client trusts the origin's root and pins the other root's key; the origin sends that
         // other root's certificate after its own, as an impostor could.
         let trust = try TLSTrust(rootsPEM: certificates.rootPEM, pins: [try SPKIPin(other.rootPin)])
@@ -113,7 +113,7 @@ struct TLSTrustTests {
 
     @Test("Expired server certificate, even with the right pin: refused as expired", arguments: Kind.allCases)
     func expiredWithRightPin(kind: Kind) async throws {
-        let certificates = try TestCertificates.make(expiredServer: true)
+        let certificates = try await TestCertificates.make(expiredServer: true)
         let trust = try TLSTrust(rootsPEM: certificates.rootPEM, pins: [try SPKIPin(certificates.serverPin)])
         try await withTLSOrigin(certificates) { origin in
             let failure = await Self.refusal { _ = try await Self.get(kind.transport(trust), origin) }
@@ -125,8 +125,8 @@ struct TLSTrustTests {
 
     @Test("Unknown root, even with the server's key pinned: refused as not leading to a trusted root", arguments: Kind.allCases)
     func unknownRootWithRightPin(kind: Kind) async throws {
-        let certificates = try TestCertificates.make()
-        let other = try TestCertificates.make(commonName: "Another Test Root")
+        let certificates = try await TestCertificates.make()
+        let other = try await TestCertificates.make(commonName: "Another Test Root")
         let trust = try TLSTrust(rootsPEM: other.rootPEM, pins: [try SPKIPin(certificates.serverPin)])
         try await withTLSOrigin(certificates) { origin in
             let failure = await Self.refusal { _ = try await Self.get(kind.transport(trust), origin) }
@@ -139,7 +139,7 @@ struct TLSTrustTests {
     #if os(Linux)
     @Test("Pins with the system's roots (Linux): a test root is not among them, so even the right pin is refused", arguments: Kind.allCases)
     func systemRootsWithPin(kind: Kind) async throws {
-        let certificates = try TestCertificates.make()
+        let certificates = try await TestCertificates.make()
         let trust = TLSTrust(roots: .system, pins: [try SPKIPin(certificates.serverPin)])
         try await withTLSOrigin(certificates) { origin in
             let failure = await Self.refusal { _ = try await Self.get(kind.transport(trust), origin) }
@@ -151,8 +151,8 @@ struct TLSTrustTests {
 
     @Test("Custom roots without pins: the trusted root answers 200; expired and unknown-root chains are refused", arguments: Kind.allCases)
     func rootsWithoutPins(kind: Kind) async throws {
-        let certificates = try TestCertificates.make()
-        let expired = try TestCertificates.make(expiredServer: true)
+        let certificates = try await TestCertificates.make()
+        let expired = try await TestCertificates.make(expiredServer: true)
         let trust = try TLSTrust(rootsPEM: certificates.rootPEM)
         try await withTLSOrigin(certificates) { origin in
             let (response, _) = try await Self.get(kind.transport(trust), origin)
@@ -176,8 +176,8 @@ struct TLSTrustTests {
 
     @Test("Through APIClient, a pin mismatch is APIError.transport whose cause is the TLSTrustFailure, kind and all")
     func apiErrorThroughClient() async throws {
-        let certificates = try TestCertificates.make()
-        let other = try TestCertificates.make(commonName: "Another Test Root")
+        let certificates = try await TestCertificates.make()
+        let other = try await TestCertificates.make(commonName: "Another Test Root")
         let pin = try SPKIPin(other.serverPin)
         let trust = try TLSTrust(rootsPEM: certificates.rootPEM, pins: [pin])
         try await withTLSOrigin(certificates) { origin in
