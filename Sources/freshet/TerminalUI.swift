@@ -271,10 +271,3 @@ final class TerminalUI {
 private func systemWrite(_ fd: Int32, _ pointer: UnsafeRawPointer, _ count: Int) -> Int {
     write(fd, pointer, count)
 }
-
-/// A command could not do its work (the terminal could not be set up, a store could not be
-/// opened); the message is for the terminal.
-struct CommandFailure: Error, CustomStringConvertible {
-    var message: String
-    var description: String { message }
-}

@@ -7,7 +7,7 @@ import Testing
 // `GitHubEvent.decode(from:)` and `decodeList(from:)` read events without `JSONDecoder`; they
 // must give exactly what `GitHub.decoder` gives, so stored feeds and `--json` stay the same.
 
-/// An event in api-facts.md's shape with the given payload JSON.
+/// An event in docs/API-FACTS.md's shape with the given payload JSON.
 private func event(payload: String, extra: String = "") -> String {
     """
     {"id": "1", "type": "PushEvent", \(extra)

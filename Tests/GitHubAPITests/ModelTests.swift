@@ -4,7 +4,7 @@ import GitHubAPI
 import Testing
 import HTTPTypes
 
-// MARK: - Fixtures (api-facts.md; the search example's elided "…" values are filled in)
+// MARK: - Fixtures (docs/API-FACTS.md; the search example's elided "…" values are filled in)
 
 private let watchEventJSON = """
 {
@@ -33,7 +33,7 @@ private let searchJSON = """
             "default_branch": "master", "score": 1.0}]}
 """
 
-/// An event in api-facts.md's shape with the given type, id JSON and payload JSON.
+/// An event in docs/API-FACTS.md's shape with the given type, id JSON and payload JSON.
 private func eventJSON(type: String, id: String = "\"1\"", payload: String) -> String {
     """
     {"id": \(id), "type": "\(type)",

@@ -1,0 +1,26 @@
+import HTTPTypes
+
+extension HTTPField.Name {
+    /// `X-RateLimit-Limit`.
+    public static let xRateLimitLimit = HTTPField.Name("X-RateLimit-Limit")!
+    /// `X-RateLimit-Remaining`.
+    public static let xRateLimitRemaining = HTTPField.Name("X-RateLimit-Remaining")!
+    /// `X-RateLimit-Reset` (UTC epoch seconds).
+    public static let xRateLimitReset = HTTPField.Name("X-RateLimit-Reset")!
+    /// `X-RateLimit-Used`.
+    public static let xRateLimitUsed = HTTPField.Name("X-RateLimit-Used")!
+    /// `X-RateLimit-Resource` (`core`, `search`, …).
+    public static let xRateLimitResource = HTTPField.Name("X-RateLimit-Resource")!
+    /// `X-Poll-Interval` (seconds).
+    public static let xPollInterval = HTTPField.Name("X-Poll-Interval")!
+    /// `Link` (RFC 8288).
+    public static let link = HTTPField.Name("Link")!
+}
+
+extension HTTPField.Name {
+    /// The hop-by-hop fields (RFC 9110 §7.6.1), lowercased: they concern one connection, so a
+    /// cache never stores them and a proxy never forwards them (nor the fields `Connection` lists).
+    public static let hopByHop: Set<String> = [
+        "connection", "keep-alive", "proxy-connection", "te", "trailer", "transfer-encoding", "upgrade",
+    ]
+}

@@ -1,0 +1,27 @@
+import Foundation
+
+extension URL {
+    /// Whether scheme, host and port are all equal (default ports filled in): the same origin.
+    public func isSameOrigin(as other: URL) -> Bool {
+        func origin(_ url: URL) -> (String, String, Int) {
+            let scheme = url.scheme?.lowercased() ?? ""
+            return (scheme, url.host?.lowercased() ?? "", url.port ?? (scheme == "https" ? 443 : 80))
+        }
+        return origin(self) == origin(other)
+    }
+}
+
+/// Splits an absolute URL into the origin (a transport's `baseURL`) and the request target.
+enum URLTarget {
+    static func split(_ url: URL) -> (origin: URL, target: String)? {
+        guard let components = URLComponents(url: url, resolvingAgainstBaseURL: false),
+              let scheme = components.scheme, let host = components.host else { return nil }
+        var origin = URLComponents()
+        origin.scheme = scheme
+        origin.host = host
+        origin.port = components.port
+        guard let originURL = origin.url else { return nil }
+        let path = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
+        return (originURL, path + (components.percentEncodedQuery.map { "?\($0)" } ?? ""))
+    }
+}

@@ -1,0 +1,66 @@
+import Foundation
+import HTTPTypes
+
+/// Header fields in the `headers` column: their HTTP/1 field lines, `Name: value` and CRLF after
+/// each, read back without a JSON decoder on every disk lookup. No field value holds CR, LF or
+/// NUL (HTTPTypes keeps them out); a set of fields that somehow did is written as the older
+/// format, a JSON array of `[name, value]` pairs, which rows written before are in and which is
+/// read as well.
+package enum HeaderCoding {
+    package static func encode(_ fields: HTTPFields) throws -> Data {
+        var text = ""
+        text.reserveCapacity(fields.reduce(0) { $0 + $1.name.rawName.utf8.count + $1.value.utf8.count + 4 })
+        for field in fields {
+            guard !field.value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0 }) else { return try json(fields) }
+            text += field.name.rawName
+            text += ": "
+            text += field.value
+            text += "\r\n"
+        }
+        return Data(text.utf8)
+    }
+
+    /// The fields in `data`, skipping lines whose name is not a valid field name; nil when
+    /// `data` is neither format.
+    package static func decode(_ data: Data?) -> HTTPFields? {
+        guard let data else { return nil }
+        if data.first == UInt8(ascii: "[") { return decodeJSON(data) }
+        var fields = HTTPFields()
+        var failed = false
+        data.withUnsafeBytes { raw in
+            let bytes = raw.bindMemory(to: UInt8.self)
+            var start = 0
+            while start < bytes.count {
+                var end = start
+                while end + 1 < bytes.count, !(bytes[end] == 0x0D && bytes[end + 1] == 0x0A) { end += 1 }
+                guard end + 1 < bytes.count, let colon = bytes[start..<end].firstIndex(of: UInt8(ascii: ":")),
+                      colon + 1 < end, bytes[colon + 1] == UInt8(ascii: " ") || colon + 1 == end else {
+                    failed = true
+                    return
+                }
+                let name = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<colon]), as: UTF8.self)
+                let valueStart = min(colon + 2, end)
+                let value = String(decoding: UnsafeBufferPointer(rebasing: bytes[valueStart..<end]), as: UTF8.self)
+                if let name = HTTPField.Name(name) { fields.append(HTTPField(name: name, value: value)) }
+                start = end + 2
+            }
+        }
+        return failed ? nil : fields
+    }
+
+    private static func json(_ fields: HTTPFields) throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.withoutEscapingSlashes]
+        return try encoder.encode(fields.map { [$0.name.rawName, $0.value] })
+    }
+
+    private static func decodeJSON(_ data: Data) -> HTTPFields? {
+        guard let pairs = try? JSONDecoder().decode([[String]].self, from: data) else { return nil }
+        var fields = HTTPFields()
+        for pair in pairs where pair.count == 2 {
+            guard let name = HTTPField.Name(pair[0]) else { continue }
+            fields.append(HTTPField(name: name, value: pair[1]))
+        }
+        return fields
+    }
+}
