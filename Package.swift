@@ -264,15 +264,23 @@ let package = Package(
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
                 "FreshetFeeds", // the fuzz tests also feed the apps' HTML-to-text
-                // AsyncHTTPClient, NIO and NIOSSL: the TLS test's trust roots and the error classifier's table.
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+            ]),
+        .testTarget(
+            name: "FreshetTransportsTests",
+            dependencies: [
+                "Freshet", "FreshetTransports", "FreshetTestSupport",
+                // AsyncHTTPClient, NIO and NIOSSL: the TLS tests' trust roots and the error classifier's table.
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
-            ]),
+            ]
+        ),
         .testTarget(
             name: "FreshetCacheTests",
             dependencies: [
