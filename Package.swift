@@ -281,11 +281,14 @@ let package = Package(
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
             ]
         ),
+        .testTarget(name: "FreshetPostgresTests", dependencies: ["FreshetPostgres"]),
         .testTarget(
             name: "FreshetCacheTests",
             dependencies: [
                 "Freshet", "FreshetCache", "FreshetSimulator", "FreshetTestSupport",
+                "FreshetPostgres", // PostgresCacheStore runs the stores' shared tests too
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
             ]),

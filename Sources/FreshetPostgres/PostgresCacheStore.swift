@@ -57,16 +57,20 @@ public final class PostgresCacheStore: CacheStore, MemoryLookup, CacheFillCoordi
         /// Counts the invalidations received: a lookup keeps what it read only when none came
         /// while it was reading.
         var invalidations: UInt64 = 0
-        /// Keys used since the last flush (for LRU) and outcomes counted since.
-        var touched: Set<String> = []
+        /// Keys used since the last flush, with when each was last used (for LRU), and outcomes
+        /// counted since.
+        var touched: [String: Double] = [:]
         var outcomes: [CacheOutcome: Int] = [:]
         var timerArmed = false
         /// Fills in progress in this process, by key.
         var fills: [String: LocalFill] = [:]
         /// Advisory locks held or being taken now (each holds a connection).
         var advisoryLocks = 0
+        /// Eviction runs one at a time: requests made so far, whether a run is going, and who
+        /// waits for a run that began after they asked.
+        var evictRequested = 0
         var evicting = false
-        var evictAgain = false
+        var evictWaiters: [(ticket: Int, continuation: CheckedContinuation<Void, Never>)] = []
         var listening = false
         var closed = false
         /// Set once ``connect(_:logger:metrics:)`` is done: failures before are its to report.
@@ -139,7 +143,7 @@ public final class PostgresCacheStore: CacheStore, MemoryLookup, CacheFillCoordi
         let known = state.withLock { state -> (variants: [CachedResponse]?, arm: Bool) in
             guard let variants = state.memory.variants(forKey: key) else { return (nil, false) }
             guard !variants.isEmpty else { return (variants, false) }
-            state.touched.insert(key)
+            state.touched[key] = Date().timeIntervalSince1970
             return (variants, state.armsTimer())
         }
         if known.arm { armTimer() }
@@ -195,7 +199,7 @@ public final class PostgresCacheStore: CacheStore, MemoryLookup, CacheFillCoordi
         let arm = state.withLock { state -> Bool in
             if state.invalidations == before { state.memory.put(variants, forKey: key) }
             guard !variants.isEmpty else { return false }
-            state.touched.insert(key)
+            state.touched[key] = Date().timeIntervalSince1970
             return state.armsTimer()
         }
         if arm { armTimer() }
@@ -288,7 +292,7 @@ public final class PostgresCacheStore: CacheStore, MemoryLookup, CacheFillCoordi
         state.withLock { state in
             state.memory.removeAll()
             state.outcomes = [:]
-            state.touched = []
+            state.touched = [:]
         }
         let instance = instance
         try await queryIfHealthy { client, logger in
@@ -329,22 +333,12 @@ public final class PostgresCacheStore: CacheStore, MemoryLookup, CacheFillCoordi
     /// Writes the LRU stamps and outcome counters waiting in memory, and evicts what no longer
     /// fits; returns once that is committed. Without a server they wait for it.
     public func flush() async throws {
-        let (touched, outcomes) = state.withLock { state -> (Set<String>, [CacheOutcome: Int]) in
-            guard state.healthy else { return ([], [:]) }
-            defer { state.touched = []; state.outcomes = [:] }
-            return (state.touched, state.outcomes)
+        let outcomes = state.withLock { state -> [CacheOutcome: Int] in
+            guard state.healthy else { return [:] }
+            defer { state.outcomes = [:] }
+            return state.outcomes
         }
-        let now = Date().timeIntervalSince1970
         do {
-            if !touched.isEmpty {
-                let keys = Array(touched)
-                try await query { client, logger in
-                    _ = try await client.query("""
-                        UPDATE freshet_cache_entry SET last_access = greatest(last_access, \(now))
-                        WHERE key = ANY(\(keys))
-                        """, logger: logger).collect()
-                }
-            }
             let counted = outcomes.filter { $0.value > 0 }
             if !counted.isEmpty {
                 let names = counted.keys.map(\.rawValue)
@@ -364,7 +358,7 @@ public final class PostgresCacheStore: CacheStore, MemoryLookup, CacheFillCoordi
             }
             throw error
         }
-        try await evictOnce()
+        await evictNow()
     }
 
     // MARK: - Queries
@@ -391,29 +385,76 @@ public final class PostgresCacheStore: CacheStore, MemoryLookup, CacheFillCoordi
 
     // MARK: - Eviction
 
-    /// Evicts in the background, one run at a time, once stores have been made.
+    /// Evicts in the background, once stores have been made.
     func evictSoon() {
-        let start = state.withLock { state -> Bool in
-            guard !state.evicting else { state.evictAgain = true; return false }
-            state.evicting = true
-            return true
-        }
-        guard start else { return }
-        Task {
-            while true {
-                try? await evictOnce()
-                let again = state.withLock { state -> Bool in
-                    defer { state.evictAgain = false }
-                    if !state.evictAgain { state.evicting = false }
-                    return state.evictAgain
-                }
-                if !again { return }
-            }
+        if requestEviction(waiter: nil) { Task { await runEvictions() } }
+    }
+
+    /// Evicts, and returns once a run that began after this call has ended.
+    func evictNow() async {
+        await withCheckedContinuation { continuation in
+            if requestEviction(waiter: continuation) { Task { await runEvictions() } }
         }
     }
 
-    /// Deletes the least recently used responses until the rest fit in `maxBytes`.
+    /// Counts a request for an eviction run; whether the caller must start the runs.
+    private func requestEviction(waiter: CheckedContinuation<Void, Never>?) -> Bool {
+        state.withLock { state in
+            state.evictRequested += 1
+            if let waiter { state.evictWaiters.append((state.evictRequested, waiter)) }
+            guard !state.evicting else { return false }
+            state.evicting = true
+            return true
+        }
+    }
+
+    /// Runs ``evictOnce()`` one run at a time (two at once could each delete on the other's stale
+    /// stamps) until every request has been covered by a run that began after it.
+    private func runEvictions() async {
+        while true {
+            let serving = state.withLock { $0.evictRequested }
+            try? await evictOnce()
+            let (done, ready) = state.withLock { state -> (Bool, [CheckedContinuation<Void, Never>]) in
+                let ready = state.evictWaiters.filter { $0.ticket <= serving }.map(\.continuation)
+                state.evictWaiters.removeAll { $0.ticket <= serving }
+                let done = state.evictRequested == serving
+                if done { state.evicting = false }
+                return (done, ready)
+            }
+            for waiter in ready { waiter.resume() }
+            if done { return }
+        }
+    }
+
+    /// Writes the LRU stamps of this instance's hits that wait in memory (put back when the
+    /// write fails).
+    private func writeStamps() async throws {
+        let touched = state.withLock { state -> [String: Double] in
+            guard state.healthy else { return [:] }
+            defer { state.touched = [:] }
+            return state.touched
+        }
+        guard !touched.isEmpty else { return }
+        let keys = Array(touched.keys)
+        let times = keys.map { touched[$0] ?? 0 }
+        do {
+            try await query { client, logger in
+                _ = try await client.query("""
+                    UPDATE freshet_cache_entry AS entry SET last_access = greatest(entry.last_access, used.at)
+                    FROM unnest(\(keys)::text[], \(times)::float8[]) AS used(key, at)
+                    WHERE entry.key = used.key
+                    """, logger: logger).collect()
+            }
+        } catch {
+            state.withLock { state in state.touched.merge(touched) { max($0, $1) } }
+            throw error
+        }
+    }
+
+    /// Deletes the least recently used responses until the rest fit in `maxBytes`, after writing
+    /// this instance's waiting LRU stamps, so its own recent hits are not what goes.
     func evictOnce() async throws {
+        try await writeStamps()
         let maxBytes = configuration.maxBytes
         let evicted = try await query { client, logger in
             var evicted: [(String, String)] = []

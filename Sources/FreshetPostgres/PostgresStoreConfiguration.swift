@@ -71,7 +71,9 @@ public struct PostgresStoreConfiguration: Sendable, CustomStringConvertible {
         guard let scheme = components.scheme?.lowercased(), scheme == "postgres" || scheme == "postgresql" else {
             throw PostgresStoreError.invalidURL("it must start with postgres:// (as in postgres://USER@HOST:PORT/DATABASE)")
         }
-        guard let host = components.host, !host.isEmpty else {
+        // An IPv6 literal comes back in its brackets (`[::1]`); the connection wants the address.
+        guard let host = components.host.map({ $0.hasPrefix("[") && $0.hasSuffix("]") ? String($0.dropFirst().dropLast()) : $0 }),
+              !host.isEmpty else {
             throw PostgresStoreError.invalidURL("it names no host (as in postgres://USER@HOST:PORT/DATABASE)")
         }
         guard let user = components.user?.removingPercentEncoding, !user.isEmpty else {

@@ -1,21 +1,25 @@
 import Foundation
 import Freshet
 import FreshetCache
+import FreshetPostgres
 import FreshetTestSupport
 import HTTPTypes
 import Testing
 import GRDB
+import Logging
 
-/// The two ``CacheStore`` implementations, for parameterised tests.
+/// The three ``CacheStore`` implementations, for parameterised tests.
 enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
     case memory
     case sqlite
+    /// `PostgresCacheStore`, on a throwaway PostgreSQL server of its own.
+    case postgres
 
     var testDescription: String { rawValue }
 }
 
 /// Runs `body` with a new, empty store of `kind`, then closes and deletes it.
-func withStore<T>(
+func withStore<T: Sendable>(
     _ kind: StoreKind, maxBytes: Int = 1024 * 1024,
     _ body: (any CacheStore) async throws -> T
 ) async throws -> T {
@@ -28,7 +32,31 @@ func withStore<T>(
         let database = try cacheDatabase(in: directory.url)
         defer { try? database.close() }
         return try await body(SQLiteCacheStore(writer: database, maxBytes: maxBytes))
+    case .postgres:
+        return try await withPostgres { cluster in
+            var configuration = try PostgresStoreConfiguration(url: cluster.url, environment: cluster.environment)
+            configuration.maxBytes = maxBytes
+            // A loaded machine starts a cluster slowly; the first queries get time.
+            configuration.queryTimeout = .seconds(10)
+            let store = try await PostgresCacheStore.connect(
+                configuration, logger: Logger(label: "freshet.store-tests") { _ in SwiftLogNoOpLogHandler() })
+            do {
+                let value = try await body(store)
+                await store.shutdown()
+                return value
+            } catch {
+                await store.shutdown()
+                throw error
+            }
+        }
     }
+}
+
+/// Waits until `store` has evicted what no longer fits: at once for the memory and SQLite stores,
+/// which evict as they save; `PostgresCacheStore` evicts in the background, and `flush()` returns
+/// once that is done.
+func evictionSettled(_ store: any CacheStore) async throws {
+    try await (store as? PostgresCacheStore)?.flush()
 }
 
 /// A stored response with a body of `bodySize` bytes and no header fields (so `size == bodySize`)
@@ -45,7 +73,7 @@ func storeSample(
         requestTime: requestTime, responseTime: responseTime)
 }
 
-@Suite("Cache stores: behaviour shared by memory and SQLite")
+@Suite("Cache stores: behaviour shared by memory, SQLite and PostgreSQL")
 struct StoreTests {
     @Test(arguments: StoreKind.allCases)
     func roundTripKeepsEveryField(kind: StoreKind) async throws {
@@ -124,11 +152,13 @@ struct StoreTests {
             try await store.save(storeSample(key: "old", bodySize: 100))
             try await store.save(storeSample(key: "newer", bodySize: 100))
             try await store.save(storeSample(key: "newest", bodySize: 100))
+            try await evictionSettled(store)
             #expect(try await store.stats().bytes == 300)
 
             // Using the oldest entry makes "newer" the least recently used.
             #expect(try await store.variants(forKey: "old").count == 1)
             try await store.save(storeSample(key: "incoming", bodySize: 100))
+            try await evictionSettled(store)
 
             let stats = try await store.stats()
             #expect(stats.entries == 3)
@@ -140,6 +170,7 @@ struct StoreTests {
 
             // A big entry evicts as many as needed, oldest use first.
             try await store.save(storeSample(key: "big", bodySize: 250))
+            try await evictionSettled(store)
             #expect(try await store.variants(forKey: "big").count == 1)
             #expect(try await store.stats().entries == 1)
         }
@@ -156,6 +187,7 @@ struct StoreTests {
 
             // Exactly the cap fits (and evicts the rest).
             try await store.save(storeSample(key: "exact", bodySize: 300))
+            try await evictionSettled(store)
             #expect(try await store.variants(forKey: "exact").count == 1)
             #expect(try await store.stats() == CacheStats(entries: 1, bytes: 300, outcomes: [:]))
         }
