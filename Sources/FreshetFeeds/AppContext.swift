@@ -45,7 +45,7 @@ public final class AppContext: Sendable {
         self.hackerNewsItemLifetime = hackerNewsItemLifetime
         self.warn = warn
         database = try AppDatabase(directory: configuration.home, warn: warn)
-        cacheStore = SQLiteCacheStore(writer: database.pool)
+        cacheStore = SQLiteCacheStore(writer: database.writer)
     }
 
     /// Writes what the HTTP cache keeps in memory (responses still queued, LRU stamps, outcome

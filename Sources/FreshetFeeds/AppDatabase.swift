@@ -48,12 +48,13 @@ public final class AppDatabase: Sendable {
     /// The file name of the database inside its directory.
     public static let fileName = "freshet.sqlite"
 
-    /// The connection pool: the `DatabaseWriter` the libraries' stores are given.
-    public let pool: DatabasePool
-    /// The database file (`<directory>/freshet.sqlite`).
-    public let path: URL
-    /// The directory holding the database.
-    public let directory: URL
+    /// The `DatabaseWriter` the libraries' stores are given: a `DatabasePool` on the file, or
+    /// the writer given to ``init(writer:schema:)``.
+    public let writer: any DatabaseWriter
+    /// The database file (`<directory>/freshet.sqlite`); `nil` for a writer given directly.
+    public let path: URL?
+    /// The directory holding the database; `nil` for a writer given directly.
+    public let directory: URL?
 
     /// The directory the database lives in by default: `$FRESHET_HOME` when set and non-empty,
     /// else `$XDG_CACHE_HOME/freshet` (when set to an absolute path), else `~/.cache/freshet`
@@ -99,20 +100,33 @@ public final class AppDatabase: Sendable {
         var migrator = DatabaseMigrator()
         schema.register(&migrator)
         do {
-            pool = try Self.open(path: path, migrator: migrator)
+            writer = try Self.open(path: path, migrator: migrator)
         } catch let failure as CorruptDatabase {
             let aside = try Self.moveAside(path)
             warn("freshet: the database \(path.path) is not usable (\(failure.reason)); it was moved aside to \(aside.path); starting with an empty store")
-            pool = try Self.open(path: path, migrator: migrator)
+            writer = try Self.open(path: path, migrator: migrator)
         }
+    }
+
+    /// The apps' database on `writer` (any GRDB `DatabaseWriter`: an in-memory `DatabaseQueue`
+    /// in tests, a pool the app opened itself), with `schema`'s migrations run on it. No file is
+    /// created, checked or moved aside.
+    /// - Throws: the migration's error.
+    public init(writer: any DatabaseWriter, schema: Schema = .apps) throws {
+        var migrator = DatabaseMigrator()
+        schema.register(&migrator)
+        try migrator.migrate(writer)
+        self.writer = writer
+        path = nil
+        directory = nil
     }
 
     /// Folds the write-ahead log into the database file (so `-wal` is empty) and closes every
     /// connection. Optional: the pool also closes when the last reference goes away. Reads and
     /// writes fail afterwards.
     public func close() throws {
-        try? pool.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
-        try pool.close()
+        if path != nil { try? writer.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) } }
+        try writer.close()
     }
 
     // MARK: - Opening

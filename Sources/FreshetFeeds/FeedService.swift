@@ -43,7 +43,7 @@ public struct FeedService: Sendable {
 
     /// A feed over the context's GitHub client and database.
     public init(context: AppContext) {
-        self.init(client: context.gitHub(), store: FeedStore(writer: context.database.pool))
+        self.init(client: context.gitHub(), store: FeedStore(writer: context.database.writer))
     }
 
     /// The stored events of `repositories`, merged, newest first (no network).

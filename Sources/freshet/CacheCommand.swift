@@ -17,8 +17,8 @@ struct CacheCommand: AsyncParsableCommand {
         func run() async throws {
             let context = try await common.makeContext()
             let stats = try await context.cacheStore.stats()
-            let feedEvents = try await FeedStore(writer: context.database.pool).totalCount()
-            let path = context.database.path.path
+            let feedEvents = try await FeedStore(writer: context.database.writer).totalCount()
+            let path = context.database.path?.path ?? "(in memory)"
             if common.json {
                 struct Report: Encodable {
                     var database: String
@@ -65,7 +65,7 @@ struct CacheCommand: AsyncParsableCommand {
         func run() async throws {
             let context = try await common.makeContext()
             let before = try await context.cacheStore.stats()
-            let feed = FeedStore(writer: context.database.pool)
+            let feed = FeedStore(writer: context.database.writer)
             let events = try await feed.totalCount()
             try await context.cacheStore.removeAll()
             try await feed.removeAll()

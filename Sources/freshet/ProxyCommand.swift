@@ -312,7 +312,7 @@ struct ProxyCommand: AsyncParsableCommand {
         } catch {
             throw CommandFailure(message: "could not open the database in \(directory.path): \(error)")
         }
-        let store = SQLiteCacheStore(writer: database.pool, maxBytes: (storeSizeMiB ?? 100) * 1024 * 1024,
+        let store = SQLiteCacheStore(writer: database.writer, maxBytes: (storeSizeMiB ?? 100) * 1024 * 1024,
                                      memoryBytes: memoryBytes)
         return OpenedStore(store: store, metrics: proxyMetrics, close: {
             do {

@@ -33,7 +33,7 @@ private func files(in directory: URL) throws -> [String] {
 /// Fills a database in `directory` with `count` responses of 2,000 bytes, then closes it.
 private func makeFilledDatabase(in directory: URL, count: Int = 60) async throws {
     let database = try AppDatabase(directory: directory)
-    let store = SQLiteCacheStore(writer: database.pool)
+    let store = SQLiteCacheStore(writer: database.writer)
     for index in 0..<count {
         try await store.save(storeSample(key: "k\(index)", bodySize: 2000))
     }
@@ -44,6 +44,22 @@ private func makeFilledDatabase(in directory: URL, count: Int = 60) async throws
 @Suite("The apps' database: where it lives, its files, damaged files, its schema")
 struct AppDatabaseTests {
     // MARK: Location
+
+    @Test("Any DatabaseWriter: an in-memory queue gets the apps' tables, and both stores work on it")
+    func inMemoryWriter() async throws {
+        let database = try AppDatabase(writer: try DatabaseQueue(), schema: .apps)
+        defer { try? database.close() }
+        #expect(database.path == nil)
+        let tables = try await database.writer.read { db in
+            try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+        }
+        #expect(tables.contains("cache_entry"))
+        #expect(tables.contains("feed_event"))
+        let cache = SQLiteCacheStore(writer: database.writer)
+        try await cache.save(storeSample(key: "k"))
+        #expect(try await cache.stats().entries == 1)
+        #expect(try await FeedStore(writer: database.writer).totalCount() == 0)
+    }
 
     @Test func defaultDirectoryPrefersFreshetHome() {
         let url = AppDatabase.defaultDirectory(environment: [
@@ -81,14 +97,15 @@ struct AppDatabaseTests {
 
         let database = try AppDatabase(directory: directory)
         defer { try? database.close() }
-        let store = SQLiteCacheStore(writer: database.pool)
+        let store = SQLiteCacheStore(writer: database.writer)
         try await store.save(storeSample(key: "k"))
         try await store.flush()
 
-        #expect(database.path.path == directory.appendingPathComponent("freshet.sqlite").path)
+        let path = try #require(database.path).path
+        #expect(path == directory.appendingPathComponent("freshet.sqlite").path)
         #expect(try permissions(directory) == 0o700)
         for suffix in ["", "-wal", "-shm"] {
-            let file = URL(fileURLWithPath: database.path.path + suffix)
+            let file = URL(fileURLWithPath: path + suffix)
             #expect(FileManager.default.fileExists(atPath: file.path), "\(file.lastPathComponent) missing")
             #expect(try permissions(file) == 0o600, "\(file.lastPathComponent)")
         }
@@ -103,7 +120,7 @@ struct AppDatabaseTests {
 
         let database = try AppDatabase(directory: temporary.url)
         defer { try? database.close() }
-        let store = SQLiteCacheStore(writer: database.pool)
+        let store = SQLiteCacheStore(writer: database.writer)
         try await store.save(storeSample(key: "k2"))
         try await store.flush()
         for suffix in ["", "-wal", "-shm"] {
@@ -133,7 +150,7 @@ struct AppDatabaseTests {
             #expect(try Data(contentsOf: temporary.url.appendingPathComponent(name)) == garbage)
         }
 
-        let store = SQLiteCacheStore(writer: database.pool)
+        let store = SQLiteCacheStore(writer: database.writer)
         #expect(try await store.stats() == CacheStats(entries: 0, bytes: 0, outcomes: [:]))
         try await store.save(storeSample(key: "k"))
         #expect(try await store.variants(forKey: "k").count == 1)
@@ -156,7 +173,7 @@ struct AppDatabaseTests {
         #expect(warnings.all.count == 1)
         #expect(warnings.all.first?.contains("moved aside") == true)
         #expect(try files(in: temporary.url).contains { $0.hasPrefix("freshet.sqlite.corrupt-") })
-        let store = SQLiteCacheStore(writer: database.pool)
+        let store = SQLiteCacheStore(writer: database.writer)
         try await store.save(storeSample(key: "fresh"))
         #expect(try await store.stats().entries == 1)
     }
@@ -180,7 +197,7 @@ struct AppDatabaseTests {
 
         #expect(warnings.all.count == 1)
         #expect(warnings.all.first?.contains("moved aside") == true)
-        let store = SQLiteCacheStore(writer: database.pool)
+        let store = SQLiteCacheStore(writer: database.writer)
         #expect(try await store.stats().entries == 0)
         try await store.save(storeSample(key: "fresh"))
         #expect(try await store.variants(forKey: "fresh").count == 1)
@@ -194,7 +211,7 @@ struct AppDatabaseTests {
         let database = try AppDatabase(directory: temporary.url, warn: warnings.sink)
         defer { try? database.close() }
         #expect(warnings.all.isEmpty)
-        #expect(try await SQLiteCacheStore(writer: database.pool).stats().entries == 3)
+        #expect(try await SQLiteCacheStore(writer: database.writer).stats().entries == 3)
         #expect(try !files(in: temporary.url).contains { $0.contains("corrupt") })
     }
 
@@ -205,17 +222,17 @@ struct AppDatabaseTests {
         let temporary = try StoreTemporaryDirectory()
         defer { temporary.remove() }
         let tables = { (database: AppDatabase) in
-            try await database.pool.read { db in
+            try await database.writer.read { db in
                 try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
             }
         }
         let applied = { (database: AppDatabase) in
-            try await database.pool.read { db in try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations ORDER BY identifier") }
+            try await database.writer.read { db in try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations ORDER BY identifier") }
         }
         do {
             let proxy = try AppDatabase(directory: temporary.url, schema: .cache)
             #expect(try await tables(proxy) == ["cache_entry", "cache_outcome", "grdb_migrations"])
-            let store = SQLiteCacheStore(writer: proxy.pool)
+            let store = SQLiteCacheStore(writer: proxy.writer)
             try await store.save(storeSample(key: "kept"))
             try await store.flush()
             try proxy.close()
@@ -224,7 +241,7 @@ struct AppDatabaseTests {
             let apps = try AppDatabase(directory: temporary.url)
             #expect(try await tables(apps) == ["cache_entry", "cache_outcome", "feed_event", "feed_source", "grdb_migrations"])
             #expect(try await applied(apps) == ["cache-v1", "feeds-v1", "feeds-v2"])
-            try await apps.pool.write { db in
+            try await apps.writer.write { db in
                 try db.execute(sql: "INSERT INTO feed_source (repo, fingerprint) VALUES ('a/b', 1)")
             }
             try apps.close()
@@ -233,7 +250,7 @@ struct AppDatabaseTests {
         let again = try AppDatabase(directory: temporary.url, schema: .cache)
         defer { try? again.close() }
         #expect(try await applied(again) == ["cache-v1", "feeds-v1", "feeds-v2"])
-        #expect(try await again.pool.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM feed_source") } == 1)
-        #expect(try await SQLiteCacheStore(writer: again.pool).variants(forKey: "kept").count == 1)
+        #expect(try await again.writer.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM feed_source") } == 1)
+        #expect(try await SQLiteCacheStore(writer: again.writer).variants(forKey: "kept").count == 1)
     }
 }

@@ -84,7 +84,7 @@ struct Options: ParsableArguments {
         } catch {
             throw fail(Failure(message: "\(error)", code: 1))
         }
-        let store = SQLiteCacheStore(writer: database.pool)
+        let store = SQLiteCacheStore(writer: database.writer)
         let client = FreshetGitHub.client(serverURL: configuration.gitHubURL, token: configuration.gitHubToken, store: store)
         defer { Task { try? await store.flush() } }
         for _ in 0..<`repeat` {
