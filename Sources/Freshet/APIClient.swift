@@ -55,7 +55,7 @@ public struct APIClient: Sendable {
     /// Sends `endpoint` and returns its decoded value with the response metadata.
     ///
     /// - Throws: ``APIError``; a non-2xx status becomes ``APIError/httpStatus(code:message:url:response:)``
-    ///   (or ``APIError/rateLimited(resetAt:message:url:)`` when the server says the limit is spent).
+    ///   (or ``APIError/rateLimited(resetAt:message:url:response:)`` when the server says the limit is spent).
     public func send<Value>(_ endpoint: Endpoint<Value>) async throws(APIError) -> Response<Value> {
         try await send(endpoint, body: Self.body(of: endpoint), progress: nil)
     }
@@ -266,7 +266,8 @@ public struct APIClient: Sendable {
         let shown = Redaction.redact(url)
         let message = errorBody.message(in: body)
         if let limit = RateLimitSignal(response: response) {
-            throw .rateLimited(resetAt: limit.resetAt, message: message, url: shown)
+            throw .rateLimited(resetAt: limit.resetAt, message: message, url: shown,
+                               response: APIError.ErrorResponse(head: response, body: body))
         }
         throw .httpStatus(code: response.status.code, message: message, url: shown,
                           response: APIError.ErrorResponse(head: response, body: body))

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import OpenAPIRuntime
 
 /// Everything that can go wrong with a request, as one error a caller can switch on.
 ///
@@ -31,14 +32,17 @@ public enum APIError: Error, Sendable {
     case decodingFailed(type: String, path: String, reason: String)
     /// The response body exceeded the client's limit; the rest of it was not read.
     case bodyTooLarge(limit: Int, url: String)
-    /// The API's rate limit is exhausted. `resetAt` is when it says to try again, if it said.
-    case rateLimited(resetAt: Date?, message: String?, url: String)
+    /// The API's rate limit is exhausted. `resetAt` is when it says to try again, if it said;
+    /// `response` is the server's refusal (`nil` when the client refused before sending, its
+    /// budget known to be spent).
+    case rateLimited(resetAt: Date?, message: String?, url: String, response: ErrorResponse? = nil)
     /// The connection failed after it was made (reset, closed early, TLS failure, …). `cause` is
     /// the transport's error (a refused certificate chain is FreshetTransports' `TLSTrustFailure`);
     /// the description quotes it (``reason``).
     case transport(url: String, cause: any Error & Sendable)
-    /// The server asked to be retried later than the client is willing to wait (`Retry-After`).
-    case retryLater(code: Int, retryAt: Date, url: String)
+    /// The server asked to be retried later than the client is willing to wait (`Retry-After`);
+    /// `response` is its answer.
+    case retryLater(code: Int, retryAt: Date, url: String, response: ErrorResponse? = nil)
     /// A redirect was not followed: too many, a loop, or a downgrade from https to http.
     case redirectRefused(reason: String, url: String)
     /// The credentials were refused and could not be refreshed (``AuthenticationMiddleware``):
@@ -72,6 +76,20 @@ extension APIError {
             self.body = body.count > Self.bodyLimit ? Data(body.prefix(Self.bodyLimit)) : body
         }
 
+        /// Reads `body` up to one byte past ``bodyLimit`` (so ``isBodyTruncated`` can tell) and
+        /// drops the rest; a body that fails midway gives what came before.
+        static func collectBody(_ body: HTTPBody?) async -> Data {
+            guard let body else { return Data() }
+            var data = Data()
+            do {
+                for try await chunk in body {
+                    data.append(contentsOf: chunk.prefix(bodyLimit + 1 - data.count))
+                    if data.count > bodyLimit { break }
+                }
+            } catch {}
+            return data
+        }
+
         /// The response's status.
         public var status: HTTPResponse.Status { head.status }
         /// The response's header fields.
@@ -89,11 +107,15 @@ extension APIError {
         }
     }
 
-    /// The server's answer for ``httpStatus(code:message:url:response:)``, when the error was
-    /// made from one; `nil` for the other cases.
+    /// The server's answer for ``httpStatus(code:message:url:response:)``,
+    /// ``rateLimited(resetAt:message:url:response:)`` and ``retryLater(code:retryAt:url:response:)``,
+    /// when the error was made from one; `nil` for the other cases.
     public var response: ErrorResponse? {
-        if case .httpStatus(_, _, _, let response) = self { return response }
-        return nil
+        switch self {
+        case .httpStatus(_, _, _, let response), .rateLimited(_, _, _, let response), .retryLater(_, _, _, let response):
+            response
+        default: nil
+        }
     }
 
     /// The words the ``description`` gives for what went wrong, for the cases that have them
@@ -140,9 +162,9 @@ extension APIError: Equatable {
             return type1 == type2 && path1 == path2 && reason1 == reason2
         case (.bodyTooLarge(let limit1, let url1), .bodyTooLarge(let limit2, let url2)):
             return limit1 == limit2 && url1 == url2
-        case (.rateLimited(let reset1, let message1, let url1), .rateLimited(let reset2, let message2, let url2)):
+        case (.rateLimited(let reset1, let message1, let url1, _), .rateLimited(let reset2, let message2, let url2, _)):
             return reset1 == reset2 && message1 == message2 && url1 == url2
-        case (.retryLater(let code1, let at1, let url1), .retryLater(let code2, let at2, let url2)):
+        case (.retryLater(let code1, let at1, let url1, _), .retryLater(let code2, let at2, let url2, _)):
             return code1 == code2 && at1 == at2 && url1 == url2
         case (.redirectRefused(let reason1, let url1), .redirectRefused(let reason2, let url2)):
             return reason1 == reason2 && url1 == url2
@@ -185,7 +207,7 @@ extension APIError: CustomStringConvertible, LocalizedError {
             return "The response could not be read as \(type)\(at): \(reason)."
         case .bodyTooLarge(let limit, let url):
             return "The response from \(url) is larger than the limit of \(limit) bytes; it was not read."
-        case .rateLimited(let resetAt, let message, let url):
+        case .rateLimited(let resetAt, let message, let url, _):
             var text = "Rate limit exceeded for \(url)"
             if let message, !message.isEmpty { text += ": \(message)" }
             if let resetAt {
@@ -196,7 +218,7 @@ extension APIError: CustomStringConvertible, LocalizedError {
         case .transport(let url, let cause):
             let reason = Self.connectionReason(cause)
             return "The connection to \(url) failed: \(reason). Try again."
-        case .retryLater(let code, let retryAt, let url):
+        case .retryLater(let code, let retryAt, let url, _):
             let seconds = max(0, Int(retryAt.timeIntervalSinceNow.rounded(.up)))
             return "HTTP \(code) from \(url): the server asks to retry after \(Self.utcTime(retryAt)) (in \(seconds)s), "
                 + "longer than the client waits. Try again then."

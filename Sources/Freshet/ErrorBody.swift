@@ -3,7 +3,7 @@ import Foundation
 /// How an API explains a failure in the body of its error response.
 ///
 /// ``APIClient`` and ``RateLimitMiddleware`` ask one for the message they put in
-/// ``APIError/httpStatus(code:message:url:response:)`` and ``APIError/rateLimited(resetAt:message:url:)``.
+/// ``APIError/httpStatus(code:message:url:response:)`` and ``APIError/rateLimited(resetAt:message:url:response:)``.
 /// The core knows no service: the default, ``JSONMessageErrorBody``, reads the common
 /// `{"message": "…"}`; service modules bring their own (GitHubAPI's `.gitHub`, which adds the
 /// validation `errors`; DaumSearchAPI's `.kakao`, for both of Kakao's shapes).

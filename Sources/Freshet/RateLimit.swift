@@ -138,7 +138,7 @@ public final class RateLimitTracker: Sendable {
 
 /// Reads `X-RateLimit-*` headers into a ``RateLimitTracker``, refuses to spend a budget known to
 /// be exhausted, and turns a 403/429 with `X-RateLimit-Remaining: 0` into
-/// ``APIError/rateLimited(resetAt:message:url:)``.
+/// ``APIError/rateLimited(resetAt:message:url:response:)``.
 ///
 /// With ``maxWait`` set, a request that would hit an exhausted budget instead waits for the
 /// reset when it is at most that far away. With ``pacing`` on, requests are spread so a known
@@ -204,10 +204,10 @@ public struct RateLimitMiddleware: ClientMiddleware {
         let (response, responseBody) = try await next(request, body, baseURL)
         tracker.record(from: response, path: path, resource: resource)
         if response.status.code == 403, let signal = RateLimitSignal(response: response, now: now()) {
-            let data = try? await APIClient.collect(responseBody, limit: 64 * 1024, url: url ?? baseURL)
+            let data = await APIError.ErrorResponse.collectBody(responseBody)
             throw APIError.rateLimited(
-                resetAt: signal.resetAt, message: data.flatMap(errorBody.message(in:)),
-                url: url.map(Redaction.redact) ?? "the server")
+                resetAt: signal.resetAt, message: errorBody.message(in: data),
+                url: url.map(Redaction.redact) ?? "the server", response: APIError.ErrorResponse(head: response, body: data))
         }
         return (response, responseBody)
     }

@@ -62,7 +62,7 @@ public enum StaleReason: Sendable, Equatable, CustomStringConvertible {
     public var status: HTTPResponse.Status? {
         switch self {
         case .status(let status, _): status
-        case .failed(.httpStatus(let code, _, _, _)), .failed(.retryLater(let code, _, _)): HTTPResponse.Status(code: code)
+        case .failed(.httpStatus(let code, _, _, _)), .failed(.retryLater(let code, _, _, _)): HTTPResponse.Status(code: code)
         case .invalidJSON, .failed: nil
         }
     }

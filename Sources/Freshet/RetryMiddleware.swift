@@ -8,8 +8,8 @@ import OpenAPIRuntime
 /// - Only connection failures, timeouts, and the statuses 408, 429, 500, 502, 503, 504.
 /// - Waits with exponential backoff and full jitter, or exactly what `Retry-After` says
 ///   (seconds or HTTP-date). A `Retry-After` longer than ``Policy/maxRetryAfter`` fails at once
-///   with ``APIError/rateLimited(resetAt:message:url:)`` (429) or
-///   ``APIError/retryLater(code:retryAt:url:)``, which say when to try again.
+///   with ``APIError/rateLimited(resetAt:message:url:response:)`` (429) or
+///   ``APIError/retryLater(code:retryAt:url:response:)``, which say when to try again.
 /// - Cancelling the task during the wait ends it at once, without another attempt.
 ///
 /// The attempt that produced the response is reported through ``ExchangeReport`` (``Response/attempt``).
@@ -110,10 +110,11 @@ public struct RetryMiddleware: ClientMiddleware {
             if let retryAfter, retryAfter > policy.maxRetryAfter {
                 let url = request.url(relativeTo: baseURL).map(Redaction.redact) ?? "the server"
                 let retryAt = now().addingTimeInterval(Double(retryAfter.components.seconds))
+                let answer = APIError.ErrorResponse(head: response, body: await APIError.ErrorResponse.collectBody(responseBody))
                 if response.status.code == 429 {
-                    throw APIError.rateLimited(resetAt: retryAt, message: nil, url: url)
+                    throw APIError.rateLimited(resetAt: retryAt, message: nil, url: url, response: answer)
                 }
-                throw APIError.retryLater(code: response.status.code, retryAt: retryAt, url: url)
+                throw APIError.retryLater(code: response.status.code, retryAt: retryAt, url: url, response: answer)
             }
             guard attempt < policy.maxAttempts else {
                 return (Self.marked(response, attempt: attempt), responseBody)

@@ -9,7 +9,7 @@ public enum SearchUpdate<Results: Sendable>: Sendable {
     case searching(query: String)
     /// The newest query's results arrived.
     case results(query: String, Results)
-    /// The newest query failed. Rate limits arrive as `APIError.rateLimited(resetAt:message:url:)`.
+    /// The newest query failed. Rate limits arrive as `APIError.rateLimited(resetAt:message:url:response:)`.
     case failed(query: String, APIError)
 
     /// The query this update is about.

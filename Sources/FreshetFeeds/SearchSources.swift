@@ -7,7 +7,7 @@ extension SearchSession where Results == RepositorySearchResult {
     /// Search-as-you-type over GitHub's repository search (`GET /search/repositories`).
     ///
     /// GitHub allows 10 searches a minute unauthenticated (30 with a token); an exhausted budget
-    /// arrives as ``SearchUpdate/failed(query:_:)`` with `APIError.rateLimited(resetAt:message:url:)`.
+    /// arrives as ``SearchUpdate/failed(query:_:)`` with `APIError.rateLimited(resetAt:message:url:response:)`.
     /// - Parameters:
     ///   - client: a GitHub client (``AppContext/gitHub()``).
     ///   - sort: `stars`, `forks` or `updated`; `nil` for best match.

@@ -364,9 +364,9 @@ public struct ProxyForwarder: Sendable {
             return generated(.badGateway, "freshet proxy: could not reach the origin \(shown) (\(reason))")
         case .transport(_, let reason):
             return generated(.badGateway, "freshet proxy: the exchange with the origin \(shown) failed (\(reason))")
-        case .rateLimited(let resetAt, _, _):
+        case .rateLimited(let resetAt, _, _, _):
             return waitAnswer(shown, until: resetAt)
-        case .retryLater(_, let retryAt, _):
+        case .retryLater(_, let retryAt, _, _):
             return waitAnswer(shown, until: retryAt)
         case .cancelled:
             return generated(.badGateway, "freshet proxy: the request was cancelled")

@@ -129,7 +129,7 @@ func explain(_ error: APIError, subject: String) -> String {
         return "\(subject) not found."
     case .httpStatus(401, let message, _, _):
         return "the server refused the credentials\(message.map { " (\($0))" } ?? ""). Check GITHUB_TOKEN / KAKAO_REST_API_KEY."
-    case .rateLimited(let resetAt, let message, _):
+    case .rateLimited(let resetAt, let message, _, _):
         var text = "rate limit reached"
         if let message, !message.isEmpty { text += " (\(message.prefix(120)))" }
         if let resetAt {

@@ -29,7 +29,7 @@ extension SearchScreenContent {
 
     /// The screen's standard explanation: a countdown for rate limits, else the error's description.
     func defaultExplanation(_ error: APIError) -> String {
-        if case .rateLimited(let resetAt, _, _) = error {
+        if case .rateLimited(let resetAt, _, _, _) = error {
             var text = "rate limit reached"
             if let resetAt {
                 let seconds = max(0, Int(resetAt.timeIntervalSinceNow.rounded(.up)))

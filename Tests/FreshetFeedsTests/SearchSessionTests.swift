@@ -212,7 +212,7 @@ struct SearchSessionTests {
             await field.type("vapor")
             clock.advance(by: .milliseconds(300))
             #expect(await updates.next()?.query == "vapor")
-            guard case .failed("vapor", .rateLimited(let resetAt, _, _))? = await updates.next() else {
+            guard case .failed("vapor", .rateLimited(let resetAt, _, _, _))? = await updates.next() else {
                 Issue.record("expected a rate-limit failure")
                 return
             }

@@ -58,7 +58,7 @@ struct ClientErrorTests {
             let reset = Int(Date().timeIntervalSince1970) + 600
             try await SimControl(sim).post("ratelimit", ["resource": "core", "remaining": 0, "reset": reset])
             let result = await Result { () async throws(APIError) in try await client.send(Endpoint<Login>.get("users", "octocat")) }
-            guard case .failure(.rateLimited(let resetAt?, let message?, _)) = result else {
+            guard case .failure(.rateLimited(let resetAt?, let message?, _, _)) = result else {
                 Issue.record("expected rateLimited, got \(result)")
                 return
             }

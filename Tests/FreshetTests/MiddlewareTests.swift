@@ -61,7 +61,7 @@ struct MiddlewareTests {
         try await withSimClient(middlewares: [retry]) { sim, client in
             try await SimControl(sim).fault(route: "/users/octocat", status: 503, times: 1, headers: ["Retry-After": "3600"])
             let result = await Result { () async throws(APIError) in try await client.send(Endpoint<Login>.get("users", "octocat")) }
-            guard case .failure(.retryLater(503, let retryAt, _)) = result else {
+            guard case .failure(.retryLater(503, let retryAt, _, _)) = result else {
                 Issue.record("expected retryLater, got \(result)")
                 return
             }
@@ -245,7 +245,7 @@ struct MiddlewareTests {
             try await control.post("ratelimit", ["resource": "core", "remaining": 0, "reset": reset])
             for _ in 0..<3 {
                 let result = await Result { () async throws(APIError) in try await client.send(Endpoint<Login>.get("users", "octocat")) }
-                guard case .failure(.rateLimited(let resetAt?, _, _)) = result else {
+                guard case .failure(.rateLimited(let resetAt?, _, _, _)) = result else {
                     Issue.record("expected rateLimited, got \(result)")
                     return
                 }
@@ -420,7 +420,7 @@ struct RateLimitWaitTests {
             let result = await Result { () async throws(APIError) in
                 try await client.send(Endpoint<Data>.raw("search", "repositories", query: [QueryItem("q", "swift")]))
             }
-            guard case .failure(.rateLimited(let resetAt?, _, _)) = result else {
+            guard case .failure(.rateLimited(let resetAt?, _, _, _)) = result else {
                 Issue.record("expected rateLimited, got \(result)")
                 return
             }

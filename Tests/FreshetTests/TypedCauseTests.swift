@@ -52,6 +52,41 @@ struct TypedCauseTests {
         }
     }
 
+    @Test("A rate-limit refusal and a Retry-After past the client's patience keep the server's answer too")
+    func refusalsKeepTheirAnswer() async throws {
+        let refusal = Data(#"{"message":"API rate limit exceeded for 127.0.0.1."}"#.utf8)
+        let spent = await Self.failure { _, _, _ in
+            (HTTPResponse(status: .forbidden, headerFields: [.xRateLimitRemaining: "0", .xRateLimitReset: "2000000000"]),
+             HTTPBody(refusal))
+        }
+        guard case .rateLimited(_, let message?, _, let response?)? = spent else {
+            Issue.record("expected rateLimited with the server's answer, got \(String(describing: spent))")
+            return
+        }
+        #expect(message == "API rate limit exceeded for 127.0.0.1.")
+        #expect(response.status == .forbidden)
+        #expect(response.headerFields[.xRateLimitRemaining] == "0")
+        #expect(response.body == refusal)
+        #expect(spent?.response == response)
+
+        let retry = RetryMiddleware(policy: .init(maxRetryAfter: .seconds(60)))
+        for (status, text) in [(HTTPResponse.Status.tooManyRequests, "slow down"), (.serviceUnavailable, "maintenance")] {
+            let client = APIClient(baseURL: Self.base, transport: ClosureTransport { _, _, _ in
+                (HTTPResponse(status: status, headerFields: [.retryAfter: "3600"]), HTTPBody(text))
+            }, middlewares: [retry])
+            let error = await #expect(throws: APIError.self) { _ = try await client.send(Endpoint<Data>.raw("x")) }
+            let answer = try #require(error?.response, "\(String(describing: error))")
+            #expect(answer.status == status)
+            #expect(answer.headerFields[.retryAfter] == "3600")
+            #expect(answer.body == Data(text.utf8))
+            switch error {
+            case .rateLimited?: #expect(status == .tooManyRequests)
+            case .retryLater(503, _, _, _)?: #expect(status == .serviceUnavailable)
+            default: Issue.record("unexpected \(String(describing: error))")
+            }
+        }
+    }
+
     @Test("An error body is kept up to 64 KiB; a longer one is cut and says so")
     func errorBodyIsBounded() async throws {
         let big = Data(repeating: UInt8(ascii: "x"), count: 100_000)

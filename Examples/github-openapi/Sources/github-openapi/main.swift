@@ -119,7 +119,7 @@ func fail(_ failure: Failure) -> ExitCode {
 /// throws in `ClientError`; Freshet's own error is its `underlyingError`.
 func explain(_ error: any Error, subject: String) -> String {
     switch APIError.wrapping((error as? ClientError)?.underlyingError ?? error, url: nil) {
-    case .rateLimited(let resetAt, _, _):
+    case .rateLimited(let resetAt, _, _, _):
         var text = "GitHub's rate limit is spent"
         if let resetAt {
             text += "; it resets at \(resetAt.formatted(.iso8601)) (in \(max(0, Int(resetAt.timeIntervalSinceNow.rounded(.up)))) s)"

@@ -95,7 +95,7 @@ struct GeneratedClientTests {
                 _ = try await user(client(sim), "octocat")
                 Issue.record("expected the rate-limit error")
             } catch let error as ClientError {
-                guard case .rateLimited(let resetAt?, _, _)? = error.underlyingError as? APIError else {
+                guard case .rateLimited(let resetAt?, _, _, _)? = error.underlyingError as? APIError else {
                     Issue.record("expected APIError.rateLimited, got \(error.underlyingError)")
                     return
                 }
