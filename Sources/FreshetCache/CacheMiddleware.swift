@@ -211,8 +211,8 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource {
                 // One revalidation per key at a time: the others wait for it and answer with
                 // what it stored (a `304` refreshed the stored response).
                 let waitStart = now()
-                return try await fills.run(key: partition.key, maxWait: options.fillWait) { waited in
-                    if waited, let (again, where_) = await storedVariant(in: partitions, request: request),
+                return try await fills.run(key: partition.key, maxWait: options.fillWait) { turn in
+                    if turn != .first, let (again, where_) = await storedVariant(in: partitions, request: request),
                        let (answer, freshness, outcome) = assess(again, mode: where_.mode, request: request,
                                                                  requestControl: requestControl, url: url, rangeValue: nil),
                        outcome != nil || again.responseTime >= waitStart {
@@ -244,8 +244,8 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource {
         // Nothing was stored when this request looked: whatever is there after the wait was
         // stored since, by another caller or another process, however long ago its response came.
         let waitStart = Date.distantPast
-        return try await fills.run(key: key, maxWait: options.fillWait) { waited in
-            if waited, let answer = await filledAnswer(partitions: partitions, request: request,
+        return try await fills.run(key: key, maxWait: options.fillWait) { turn in
+            if turn != .first, let answer = await filledAnswer(partitions: partitions, request: request,
                                                        requestControl: requestControl, url: url, since: waitStart) {
                 return answer
             }

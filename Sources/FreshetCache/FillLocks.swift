@@ -4,18 +4,32 @@ import Synchronization
 /// the callers that come while it runs wait for it to finish (bounded), then look in the store
 /// — where the first one's answer now is — and go to the origin only when nothing usable is
 /// there. Waiters are let go together, not one by one, so an answer that could not be stored
-/// does not make them queue (nginx's `proxy_cache_lock` works the same way).
-final class FillLocks: Sendable {
+/// does not make them queue (nginx's `proxy_cache_lock` works the same way). Used by
+/// ``CacheMiddleware`` and, within each process, by FreshetPostgres' store.
+package final class FillLocks: Sendable {
+    /// How a caller of ``run(key:maxWait:_:)`` comes to run its body.
+    package enum Turn: Sendable, Equatable {
+        /// No one else was running for the key: this caller fills it.
+        case first
+        /// It waited, and the one filling the key has finished: look the key up first.
+        case afterFill
+        /// It waited until `maxWait` passed (or it was cancelled) while the fill went on.
+        case gaveUp
+    }
+
     private struct Fill {
-        var waiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
+        var waiters: [UInt64: CheckedContinuation<Turn, Never>] = [:]
     }
 
     private let state = Mutex<(fills: [String: Fill], next: UInt64)>(([:], 0))
 
-    /// Runs `body` for `key`: at once with `waited == false` when no one else is running for
-    /// `key`, else after that one has finished or `maxWait` has passed (or the caller was
-    /// cancelled) with `waited == true`.
-    func run<T>(key: String, maxWait: Duration, _ body: (_ waited: Bool) async throws -> T) async throws -> T {
+    /// No fills yet.
+    package init() {}
+
+    /// Runs `body` for `key`: at once with ``Turn/first`` when no one else is running for `key`,
+    /// else after that one has finished (``Turn/afterFill``) or `maxWait` has passed or the
+    /// caller was cancelled (``Turn/gaveUp``).
+    package func run<T>(key: String, maxWait: Duration, _ body: (_ turn: Turn) async throws -> T) async throws -> T {
         let waiter = state.withLock { state -> UInt64? in
             guard state.fills[key] != nil else {
                 state.fills[key] = Fill()
@@ -26,23 +40,22 @@ final class FillLocks: Sendable {
         }
         guard let waiter else {
             defer { finish(key) }
-            return try await body(false)
+            return try await body(.first)
         }
-        await wait(for: key, waiter: waiter, maxWait: maxWait)
-        return try await body(true)
+        return try await body(await wait(for: key, waiter: waiter, maxWait: maxWait))
     }
 
-    private func wait(for key: String, waiter: UInt64, maxWait: Duration) async {
-        let release: @Sendable () -> Void = { [self] in
+    private func wait(for key: String, waiter: UInt64, maxWait: Duration) async -> Turn {
+        let giveUp: @Sendable () -> Void = { [self] in
             let continuation = self.state.withLock { $0.fills[key]?.waiters.removeValue(forKey: waiter) }
-            continuation?.resume()
+            continuation?.resume(returning: .gaveUp)
         }
         let timer = Task {
             guard (try? await Task.sleep(for: maxWait)) != nil else { return }
-            release()
+            giveUp()
         }
         defer { timer.cancel() }
-        await withTaskCancellationHandler {
+        return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 let registered = state.withLock { state -> Bool in
                     guard state.fills[key] != nil else { return false }
@@ -50,15 +63,15 @@ final class FillLocks: Sendable {
                     return true
                 }
                 // The fill ended between the first look and now.
-                if !registered { continuation.resume() }
+                if !registered { continuation.resume(returning: .afterFill) }
             }
         } onCancel: {
-            release()
+            giveUp()
         }
     }
 
     private func finish(_ key: String) {
         let waiters = state.withLock { $0.fills.removeValue(forKey: key).map { Array($0.waiters.values) } ?? [] }
-        for waiter in waiters { waiter.resume() }
+        for waiter in waiters { waiter.resume(returning: .afterFill) }
     }
 }

@@ -4,80 +4,35 @@ import Logging
 import PostgresNIO
 import Synchronization
 
-/// One fill in progress in this process: the callers waiting for it.
-struct LocalFill {
-    var waiters: [UInt64: CheckedContinuation<Bool, Never>] = [:]
-    var nextWaiter: UInt64 = 0
-}
-
 /// Concurrent misses for one key make one origin request: in this process, later callers wait
-/// for the first; across processes, the first caller of each takes PostgreSQL's advisory lock
-/// on the key.
+/// for the first (FreshetCache's `FillLocks`, as the cache middleware's own); across processes,
+/// the first caller of each takes PostgreSQL's advisory lock on the key.
 extension PostgresCacheStore {
     /// Runs `fill` as the one filling `key`, or — after waiting for the one that is — with
     /// `true` (look the key up first: that one may have stored the answer), or `false` when the
     /// wait ran past ``PostgresStoreConfiguration/fillWait``: the caller then goes to the origin.
+    ///
+    /// Waiters in this process always look when the fill ends: whether the memory tier holds the
+    /// key says nothing sure, because the notice of another instance's save of it can arrive late
+    /// and drop the copy this fill just read from PostgreSQL (seen as a second origin request in 1
+    /// of about 15 runs of the fleet's concurrent-miss test).
     public func withFillLock<T: Sendable>(forKey key: String, _ fill: (_ locked: Bool) async throws -> T) async throws -> T {
         let deadline = ContinuousClock.now + configuration.fillWait
-        // In this process: the first caller fills; the others wait for it, then look up or go on.
-        if let waiter = state.withLock({ state -> UInt64? in
-            guard state.fills[key] != nil else {
-                state.fills[key] = LocalFill()
-                return nil
+        return try await localFills.run(key: key, maxWait: configuration.fillWait) { turn in
+            switch turn {
+            case .afterFill: return try await fill(true)
+            case .gaveUp: return try await fill(false)
+            case .first:
+                // Across processes: the advisory lock, when the server is there and has connections to spare.
+                let lock = await advisoryLock(on: key, until: deadline)
+                defer { lock?.release() }
+                if lock != nil {
+                    // Whoever held it may have stored the answer: read it from PostgreSQL, not memory.
+                    state.withLock { $0.memory.remove(key: key) }
+                }
+                return try await fill(lock != nil)
             }
-            defer { state.fills[key]?.nextWaiter += 1 }
-            return state.fills[key]?.nextWaiter
-        }) {
-            return try await fill(await waitForFill(of: key, waiter: waiter, until: deadline))
         }
-        // Across processes: the advisory lock, when the server is there and has connections to spare.
-        let lock = await advisoryLock(on: key, until: deadline)
-        if lock != nil {
-            // Whoever held it may have stored the answer: read it from PostgreSQL, not memory.
-            state.withLock { $0.memory.remove(key: key) }
-        }
-        do {
-            let result = try await fill(lock != nil)
-            lock?.release()
-            finishFill(of: key)
-            return result
-        } catch {
-            lock?.release()
-            finishFill(of: key)
-            throw error
-        }
-    }
-
-    /// Waits (bounded) for this process's fill of `key` to end: `true` when it ended (look the key
-    /// up), `false` when the wait ran out (go to the origin).
-    private func waitForFill(of key: String, waiter: UInt64, until deadline: ContinuousClock.Instant) async -> Bool {
-        let timer = Task {
-            guard (try? await Task.sleep(until: deadline)) != nil else { return }
-            let continuation = state.withLock { $0.fills[key]?.waiters.removeValue(forKey: waiter) }
-            continuation?.resume(returning: false)
-        }
-        defer { timer.cancel() }
-        return await withCheckedContinuation { continuation in
-            let registered = state.withLock { state -> Bool in
-                guard state.fills[key] != nil else { return false }
-                state.fills[key]?.waiters[waiter] = continuation
-                return true
-            }
-            // The fill ended between the first look and now.
-            if !registered { continuation.resume(returning: true) }
-        }
-    }
-
-    /// Ends this process's fill of `key`: its waiters look the key up (the memory tier, then
-    /// PostgreSQL), and go to the origin only when nothing is there.
-    ///
-    /// They always look: whether the memory tier holds the key says nothing sure, because the
-    /// notice of another instance's save of it can arrive late and drop the copy this fill just
-    /// read from PostgreSQL (seen as a second origin request in 1 of about 15 runs of the fleet's
-    /// concurrent-miss test).
-    private func finishFill(of key: String) {
-        let waiters = state.withLock { $0.fills.removeValue(forKey: key).map { Array($0.waiters.values) } ?? [] }
-        for waiter in waiters { waiter.resume(returning: true) }
     }
 
     /// A held advisory lock: ``release()`` unlocks it and returns its connection to the pool.

@@ -44,6 +44,8 @@ public final class PostgresCacheStore: CacheStore, MemoryLookup, CacheFillCoordi
     let instance = UUID().uuidString.prefix(8).lowercased()
     let state: Mutex<State>
     let runner = Mutex<Task<Void, Never>?>(nil)
+    /// Fills in progress in this process, by key.
+    let localFills = FillLocks()
     let storeErrors: Counter?
 
     /// The channel of the invalidation notifications.
@@ -62,8 +64,6 @@ public final class PostgresCacheStore: CacheStore, MemoryLookup, CacheFillCoordi
         var touched: [String: Double] = [:]
         var outcomes: [CacheOutcome: Int] = [:]
         var timerArmed = false
-        /// Fills in progress in this process, by key.
-        var fills: [String: LocalFill] = [:]
         /// Advisory locks held or being taken now (each holds a connection).
         var advisoryLocks = 0
         /// Eviction runs one at a time: requests made so far, whether a run is going, and who
