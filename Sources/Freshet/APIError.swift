@@ -19,8 +19,10 @@ public enum APIError: Error, Sendable {
     /// No connection could be made to the host (refused, DNS failure, no route). `cause` is the
     /// transport's error; the description quotes it (``reason``).
     case unreachable(url: String, cause: any Error & Sendable)
-    /// The server did not answer in time.
-    case timedOut(url: String)
+    /// The server did not answer in time. `cause` is the transport's error when it gave one
+    /// (FreshetTransports' `TransportFailure` says which wait ran out); the description does not
+    /// quote it.
+    case timedOut(url: String, cause: (any Error & Sendable)? = nil)
     /// The calling task was cancelled; the HTTP exchange was abandoned.
     case cancelled
     /// The server answered with a status the endpoint does not accept.
@@ -96,13 +98,14 @@ extension APIError {
         public var headerFields: HTTPFields { head.headerFields }
     }
 
-    /// The error underneath: the transport's for ``unreachable(url:cause:)`` and
-    /// ``transport(url:cause:)``, the refresh's for ``authenticationFailed(cause:)``; `nil` for
-    /// the other cases. Cast it to reach its type, e.g.
+    /// The error underneath: the transport's for ``unreachable(url:cause:)``,
+    /// ``transport(url:cause:)`` and (when it gave one) ``timedOut(url:cause:)``, the refresh's
+    /// for ``authenticationFailed(cause:)``; `nil` for the other cases. Cast it to reach its type, e.g.
     /// `error.underlyingError as? TLSTrustFailure` for a refused certificate's `kind`.
     public var underlyingError: (any Error & Sendable)? {
         switch self {
         case .unreachable(_, let cause), .transport(_, let cause), .authenticationFailed(let cause): cause
+        case .timedOut(_, let cause): cause
         default: nil
         }
     }
@@ -141,7 +144,8 @@ extension APIError {
 extension APIError: Equatable {
     /// Whether two errors say the same thing: the same case with equal values, causes of the same
     /// type with the same description. An ``ErrorResponse`` is not compared (two `404`s for one
-    /// URL with one message are equal whatever their `Date` fields say).
+    /// URL with one message are equal whatever their `Date` fields say), nor a timeout's cause
+    /// (its description does not show it).
     public static func == (lhs: APIError, rhs: APIError) -> Bool {
         func same(_ a: any Error, _ b: any Error) -> Bool {
             type(of: a) == type(of: b) && String(describing: a) == String(describing: b)
@@ -152,7 +156,7 @@ extension APIError: Equatable {
         case (.unreachable(let url1, let cause1), .unreachable(let url2, let cause2)),
              (.transport(let url1, let cause1), .transport(let url2, let cause2)):
             return url1 == url2 && same(cause1, cause2)
-        case (.timedOut(let a), .timedOut(let b)):
+        case (.timedOut(let a, _), .timedOut(let b, _)):
             return a == b
         case (.cancelled, .cancelled):
             return true
@@ -187,7 +191,7 @@ extension APIError: CustomStringConvertible, LocalizedError {
         case .unreachable(let url, let cause):
             let reason = Self.connectionReason(cause)
             return "Could not connect to \(url) (\(reason)). Check the network connection and the base URL."
-        case .timedOut(let url):
+        case .timedOut(let url, _):
             return "The server at \(url) did not answer in time. Try again later."
         case .cancelled:
             return "The request was cancelled."
@@ -285,7 +289,7 @@ extension APIError {
         case let failure as TransportFailure:
             switch failure.kind {
             case .unreachable: return .unreachable(url: shown, cause: failure)
-            case .timedOut: return .timedOut(url: shown)
+            case .timedOut: return .timedOut(url: shown, cause: failure)
             case .connectionLost: return .transport(url: shown, cause: failure)
             case .cancelled: return .cancelled
             }
@@ -294,7 +298,7 @@ extension APIError {
         case let error as URLError:
             switch error.code {
             case .cancelled: return .cancelled
-            case .timedOut: return .timedOut(url: shown)
+            case .timedOut: return .timedOut(url: shown, cause: error)
             case .cannotConnectToHost, .cannotFindHost, .dnsLookupFailed, .notConnectedToInternet:
                 return .unreachable(url: shown, cause: error)
             default:

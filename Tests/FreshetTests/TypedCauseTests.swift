@@ -103,6 +103,20 @@ struct TypedCauseTests {
         #expect(error?.description == "HTTP 500 from https://api.example.com/x. The server failed; try again later.")
     }
 
+    @Test("A transport's timeout is the cause of .timedOut, saying which wait ran out; the message is as before")
+    func timeoutKeepsItsCause() async throws {
+        let failure = TransportFailure(.timedOut, reason: "no connection to the origin came free in time")
+        let error = await Self.failure { _, _, _ in throw failure }
+        guard case .timedOut(let url, let cause?)? = error else {
+            Issue.record("expected .timedOut with its cause, got \(String(describing: error))")
+            return
+        }
+        #expect(cause as? TransportFailure == failure)
+        #expect(error?.underlyingError as? TransportFailure == failure)
+        #expect(error?.description == APIError.timedOut(url: url).description)
+        #expect(error == .timedOut(url: url), "a timeout's cause is not compared")
+    }
+
     @Test("A transport's error is the cause of .transport, as it was thrown; the message is as before")
     func transportCauseIsTheError() async throws {
         let own = await Self.failure { _, _, _ in throw OwnFailure(code: 7) }
