@@ -65,25 +65,13 @@ public final class RawOrigin: Sendable {
         self.keepAlive = keepAlive
         self.answersBeforeBody = answersBeforeBody
         struct SocketError: Error, CustomStringConvertible { var description: String }
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw SocketError(description: "socket() failed: errno \(errno)") }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
-        }
-        guard bound == 0, listen(fd, 16) == 0 else {
+        let (fd, port) = try loopbackSocket()
+        guard listen(fd, 16) == 0 else {
             close(fd)
-            throw SocketError(description: "bind/listen failed: errno \(errno)")
-        }
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+            throw SocketError(description: "listen failed: errno \(errno)")
         }
         listener = fd
-        url = URL(string: "http://127.0.0.1:\(UInt16(bigEndian: address.sin_port))")!
+        url = URL(string: "http://127.0.0.1:\(port)")!
         state.withLock { $0.responses = responses }
         let thread = Thread { [self] in acceptLoop() }
         thread.start()

@@ -105,6 +105,14 @@ public func reservedLoopbackPort() throws -> Int {
 
 /// Binds a TCP socket to 127.0.0.1 on a port the system picks and keeps it open, never listening.
 private func boundLoopbackPort(reusable: Bool) throws -> Int {
+    let (fd, port) = try loopbackSocket(reusable: reusable)
+    heldSockets.withLock { $0.append(fd) }
+    return port
+}
+
+/// A TCP socket bound to 127.0.0.1 on a port the system picks (with `SO_REUSEADDR` when
+/// `reusable`), and that port; the caller owns the descriptor.
+func loopbackSocket(reusable: Bool = false) throws -> (fd: Int32, port: Int) {
     struct SocketError: Error, CustomStringConvertible { var description: String }
     #if canImport(Glibc)
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -130,8 +138,7 @@ private func boundLoopbackPort(reusable: Bool) throws -> Int {
         close(fd)
         throw SocketError(description: "binding a loopback port failed: errno \(errno)")
     }
-    heldSockets.withLock { $0.append(fd) }
-    return Int(UInt16(bigEndian: address.sin_port))
+    return (fd, Int(UInt16(bigEndian: address.sin_port)))
 }
 
 /// The sockets of ``closedLoopbackURL()`` and ``reservedLoopbackPort()``, open until exit.
