@@ -46,8 +46,7 @@ public func runProcess(
     }
     defer { watchdog.cancel() }
     let result = try await Subprocess.run(
-        .path(FilePath(executable.path)), arguments: Arguments(arguments),
-        environment: subprocessEnvironment(environment),
+        childConfiguration(executable, arguments, environment),
         input: .string(stdin ?? ""), output: .string(limit: outputLimit), error: .string(limit: outputLimit)
     ) { execution in
         pid.deliver(execution.processIdentifier.value)
@@ -128,9 +127,7 @@ public func startProcess(
     Task { [executable, arguments] in
         do {
             let result = try await Subprocess.run(
-                .path(FilePath(executable.path)), arguments: Arguments(arguments),
-                environment: subprocessEnvironment(environment),
-                input: .none, output: .sequence, error: .sequence
+                childConfiguration(executable, arguments, environment), input: .none, output: .sequence, error: .sequence
             ) { execution in
                 pid.deliver(execution.processIdentifier.value)
                 async let errors: Void = {
@@ -296,8 +293,7 @@ public func spawnQuietly(
     Task {
         do {
             let result = try await Subprocess.run(
-                .path(FilePath(executable.path)), arguments: Arguments(arguments),
-                environment: subprocessEnvironment(environment), input: .none, output: .discarded, error: .discarded
+                childConfiguration(executable, arguments, environment), input: .none, output: .discarded, error: .discarded
             ) { execution in
                 pid.deliver(execution.processIdentifier.value)
             }
@@ -322,9 +318,12 @@ func childEnvironment(_ extra: [String: String]) -> [String: String] {
     return env
 }
 
-/// ``childEnvironment(_:)`` with `extra`, as Subprocess takes it.
-private func subprocessEnvironment(_ extra: [String: String]) -> Environment {
-    .custom(Dictionary(uniqueKeysWithValues: childEnvironment(extra).map { (Environment.Key(stringLiteral: $0.key), $0.value) }))
+/// `executable` run with `arguments` in ``childEnvironment(_:)`` plus `environment`, as
+/// Subprocess takes it.
+private func childConfiguration(_ executable: URL, _ arguments: [String], _ environment: [String: String]) -> Configuration {
+    let variables = childEnvironment(environment).map { (Environment.Key(stringLiteral: $0.key), $0.value) }
+    return Configuration(executable: .path(FilePath(executable.path)), arguments: Arguments(arguments),
+                         environment: .custom(Dictionary(uniqueKeysWithValues: variables)))
 }
 
 /// The most a child may write on each of standard output and standard error: 64 MiB.
