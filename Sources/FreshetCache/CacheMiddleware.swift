@@ -241,18 +241,15 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource {
             return try await fetch()
         }
         let key = partitions[0].key
-        // Nothing was stored when this request looked: whatever is there after the wait was
-        // stored since, by another caller or another process, however long ago its response came.
-        let waitStart = Date.distantPast
         return try await fills.run(key: key, maxWait: options.fillWait) { turn in
             if turn != .first, let answer = await filledAnswer(partitions: partitions, request: request,
-                                                       requestControl: requestControl, url: url, since: waitStart) {
+                                                       requestControl: requestControl, url: url) {
                 return answer
             }
             guard let coordinator = store as? any CacheFillCoordinating else { return try await fetch() }
             return try await coordinator.withFillLock(forKey: key) { locked in
                 if locked, let answer = await filledAnswer(partitions: partitions, request: request,
-                                                           requestControl: requestControl, url: url, since: waitStart) {
+                                                           requestControl: requestControl, url: url) {
                     return answer
                 }
                 return try await fetch()
@@ -260,15 +257,17 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource {
         }
     }
 
-    /// The answer another caller's fill left in the store, when it may answer `request` now: it
-    /// is fresh, or it arrived after `since` (with ``Options/revalidatesEveryHit`` nothing is
-    /// fresh, but what the fill just fetched is as new as an answer of one's own).
+    /// The answer another caller's fill left in the store, when one may answer `request`.
+    /// Nothing was stored when this request looked, so whatever is there now was stored since, by
+    /// another caller or another process, however long ago its response came: it answers even
+    /// when not fresh (with ``Options/revalidatesEveryHit`` nothing is fresh, but what the fill
+    /// just fetched is as new as an answer of one's own).
     private func filledAnswer(partitions: [Partition], request: HTTPRequest, requestControl: CacheControl,
-                              url: URL, since: Date) async -> (HTTPResponse, HTTPBody?)? {
+                              url: URL) async -> (HTTPResponse, HTTPBody?)? {
         guard let (filled, partition) = await storedVariant(in: partitions, request: request),
               let (answer, freshness, outcome) = assess(filled, mode: partition.mode, request: request,
-                                                        requestControl: requestControl, url: url, rangeValue: nil),
-              outcome != nil || filled.responseTime >= since else { return nil }
+                                                        requestControl: requestControl, url: url, rangeValue: nil)
+        else { return nil }
         return await serve(answer, freshness: freshness, outcome: outcome ?? .hit, head: false)
     }
 
