@@ -22,6 +22,7 @@ let package = Package(
         .library(name: "HackerNewsAPI", targets: ["HackerNewsAPI"]),
         .library(name: "DaumSearchAPI", targets: ["DaumSearchAPI"]),
         .library(name: "FreshetFeeds", targets: ["FreshetFeeds"]),
+        .library(name: "FreshetTerminal", targets: ["FreshetTerminal"]),
         .library(name: "FreshetProxy", targets: ["FreshetProxy"]),
         .library(name: "FreshetPostgres", targets: ["FreshetPostgres"]),
         .library(name: "FreshetSimulator", targets: ["FreshetSimulator"]),
@@ -130,6 +131,14 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+            ]
+        ),
+        // How the apps look and read keys on a terminal: formats, styles (Rainbow), raw mode,
+        // the live region and progress line, inline images.
+        .target(
+            name: "FreshetTerminal",
+            dependencies: [
+                "Freshet", "FreshetFeeds", "GitHubAPI", "HackerNewsAPI", "DaumSearchAPI",
                 .product(name: "Rainbow", package: "Rainbow"),
             ]
         ),
@@ -193,7 +202,7 @@ let package = Package(
         .executableTarget(
             name: "freshet",
             dependencies: [
-                "Freshet", "FreshetTransports", "FreshetCache", "FreshetFeeds", "FreshetProxy", "FreshetPostgres", "GitHubAPI",
+                "Freshet", "FreshetTransports", "FreshetCache", "FreshetFeeds", "FreshetTerminal", "FreshetProxy", "FreshetPostgres", "GitHubAPI",
                 "HackerNewsAPI", "DaumSearchAPI",
                 "FreshetSimulator", // the built-in demo (`--demo`, FRESHET_DEMO=1)
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -229,7 +238,7 @@ let package = Package(
         .executableTarget(
             name: "news-combine",
             dependencies: [
-                "Freshet", "FreshetCombine", "FreshetFeeds", "FreshetTransports", "HackerNewsAPI",
+                "Freshet", "FreshetCombine", "FreshetFeeds", "FreshetTerminal", "FreshetTransports", "HackerNewsAPI",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "OpenCombine", package: "OpenCombine", condition: .when(platforms: [.linux, .windows, .android])),
             ],
@@ -300,6 +309,12 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+            ]),
+        .testTarget(
+            name: "FreshetTerminalTests",
+            dependencies: [
+                "FreshetFeeds", "FreshetTerminal", "DaumSearchAPI",
+                .product(name: "Rainbow", package: "Rainbow"),
             ]),
         .testTarget(
             name: "FreshetCombineTests",

@@ -18,6 +18,7 @@ import Foundation
 import Freshet
 import FreshetCombine
 import FreshetFeeds
+import FreshetTerminal
 import FreshetTransports
 import HackerNewsAPI
 

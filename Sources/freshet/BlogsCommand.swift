@@ -3,6 +3,7 @@ import DaumSearchAPI
 import Foundation
 import Freshet
 import FreshetFeeds
+import FreshetTerminal
 import HTTPTypes
 
 struct BlogsCommand: AsyncParsableCommand {
@@ -95,7 +96,7 @@ struct BlogsCommand: AsyncParsableCommand {
             return try await BlogSearch.allPages(
                 client: client, query: query, order: sort.order, size: size, startPage: page
             ) { page, count in
-                if progress { FileHandle.standardError.write(Data("\r\u{1B}[Kpage \(page): \(count) posts…".utf8)) }
+                if progress { FileHandle.standardError.write(Data((ANSI.clearLine + "page \(page): \(count) posts…").utf8)) }
             }
         }
         return try await BlogSearch.page(client: client, query: query, order: sort.order, page: page, size: size)
@@ -104,7 +105,7 @@ struct BlogsCommand: AsyncParsableCommand {
     /// Prints the page; with `thumbnails` (one escape sequence or `nil` per post), each post's
     /// picture above its rows.
     private func show(_ result: BlogSearchResult, query: String, thumbnails: [String?] = []) {
-        if all, Terminal.stderrIsTTY, !common.json { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+        if all, Terminal.stderrIsTTY, !common.json { FileHandle.standardError.write(Data(ANSI.clearLine.utf8)) }
         if common.json {
             try? printJSON(result.decodedForJSON, encoder: DaumSearch.encoder)
         } else if result.documents.isEmpty {

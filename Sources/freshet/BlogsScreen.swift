@@ -2,6 +2,7 @@ import DaumSearchAPI
 import Foundation
 import Freshet
 import FreshetFeeds
+import FreshetTerminal
 
 extension BlogFormat {
     /// A person's explanation of a failed blog search: both Kakao error shapes arrive as the

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import FreshetCache
 import FreshetFeeds
+import FreshetTerminal
 
 struct CacheCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

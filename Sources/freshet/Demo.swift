@@ -1,6 +1,7 @@
 import Foundation
 import FreshetFeeds
 import FreshetSimulator
+import FreshetTerminal
 @preconcurrency import Rainbow
 
 /// The built-in demo (`--demo`, or `FRESHET_DEMO=1`): the simulated GitHub, Hacker News and Kakao

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Freshet
 import FreshetFeeds
+import FreshetTerminal
 import GitHubAPI
 @preconcurrency import Rainbow
 
@@ -90,10 +91,10 @@ struct FeedCommand: AsyncParsableCommand {
         if common.json {
             try printJSON(events, encoder: GitHub.encoder)
         } else if live, shownLines > 0 {
-            if progressShown { FileHandle.standardError.write(Data("\u{1B}[1A\u{1B}[2K".utf8)) }
+            if progressShown { FileHandle.standardError.write(Data((ANSI.cursorUp(1) + ANSI.clearLine).utf8)) }
             if events.map(\.id) != stored.map(\.id) {
                 // Redraw in place: move up over the stored rows and clear to the end of the screen.
-                FileHandle.standardOutput.write(Data("\u{1B}[\(shownLines)A\u{1B}[J".utf8))
+                FileHandle.standardOutput.write(Data((ANSI.cursorUp(shownLines) + ANSI.eraseBelow).utf8))
                 _ = render(events, multi: multi)
             }
         } else if events.isEmpty {
@@ -117,35 +118,8 @@ struct FeedCommand: AsyncParsableCommand {
     /// Prints the events as aligned rows; returns the number of lines written.
     @discardableResult
     func render(_ events: [GitHubEvent], multi: Bool) -> Int {
-        let lines = FeedFormat.lines(events, multi: multi, width: Terminal.width)
+        let lines = FeedFormat.lines(events, multi: multi, width: Terminal.width, color: Terminal.colorEnabled)
         output(lines.joined(separator: "\n"))
         return lines.count
-    }
-}
-
-/// How feed rows look: `3m ago  octocat  starred`, with the repository in multi-repo views.
-enum FeedFormat {
-    static func lines(_ events: [GitHubEvent], multi: Bool, width: Int, now: Date = Date()) -> [String] {
-        let rows = events.map { event -> [String] in
-            var row = [TextLayout.relativeTime(event.createdAt, now: now), event.actor.displayLogin ?? event.actor.login]
-            if multi { row.append(event.repo.name) }
-            row.append(event.activity)
-            return row
-        }
-        let fixed: [Int?] = multi ? [8, 20, 34, nil] : [8, 20, nil]
-        return TextLayout.columns(rows, widths: fixed, alignRight: [0]).map { line in
-            TextLayout.truncate(line, to: width)
-        }.enumerated().map { index, line in
-            Terminal.colorEnabled ? colorize(line, event: events[index]) : line
-        }
-    }
-
-    private static func colorize(_ line: String, event: GitHubEvent) -> String {
-        switch event.type {
-        case .watch: return line.yellow
-        case .release: return line.green
-        case .fork: return line.cyan
-        default: return line
-        }
     }
 }

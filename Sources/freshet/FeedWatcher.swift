@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Freshet
 import FreshetFeeds
+import FreshetTerminal
 import GitHubAPI
 @preconcurrency import Rainbow
 
@@ -71,11 +72,11 @@ struct FeedWatcher {
             if Terminal.stdoutIsTTY {
                 if !fresh.isEmpty {
                     // Redraw with the new events on top.
-                    FileHandle.standardOutput.write(Data("\u{1B}[H\u{1B}[2J".utf8))
-                    output(FeedFormat.lines(events, multi: multi, width: Terminal.width).joined(separator: "\n"))
+                    FileHandle.standardOutput.write(Data(ANSI.clearScreen.utf8))
+                    output(FeedFormat.lines(events, multi: multi, width: Terminal.width, color: Terminal.colorEnabled).joined(separator: "\n"))
                 }
             } else if !fresh.isEmpty {
-                output(FeedFormat.lines(fresh, multi: multi, width: Terminal.width).joined(separator: "\n"))
+                output(FeedFormat.lines(fresh, multi: multi, width: Terminal.width, color: Terminal.colorEnabled).joined(separator: "\n"))
             }
             shown = events
         }

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Freshet
 import FreshetFeeds
+import FreshetTerminal
 import HackerNewsAPI
 
 struct HNCommand: AsyncParsableCommand {
@@ -176,42 +177,5 @@ struct HNCommand: AsyncParsableCommand {
             printError("warning: … and \(failures.count - shown) more items could not be loaded.")
         }
         printError("warning: \(failures.count) item\(failures.count == 1 ? "" : "s") left out; the other \(noun) are shown.")
-    }
-}
-
-/// A one-line progress bar on stderr ("[=====>    ] 142/500 stories"), only when stderr is a
-/// terminal; cleared when done.
-final class ProgressLine {
-    private let noun: String
-    private let enabled = Terminal.stderrIsTTY
-    private var drawn = false
-    private var last = ""
-
-    init(noun: String) {
-        self.noun = noun
-    }
-
-    /// `[=====>    ] 142/500 stories`.
-    static func text(_ completed: Int, of total: Int, noun: String) -> String {
-        let cells = 24
-        let filled = total > 0 ? min(cells, completed * cells / total) : 0
-        let bar = String(repeating: "=", count: filled) + (filled < cells ? ">" : "")
-            + String(repeating: " ", count: max(0, cells - filled - 1))
-        return "[\(bar)] \(completed)/\(total) \(noun)"
-    }
-
-    func show(_ completed: Int, of total: Int) {
-        guard enabled, total > 0 else { return }
-        let text = Self.text(completed, of: total, noun: noun)
-        guard text != last else { return }
-        last = text
-        drawn = true
-        FileHandle.standardError.write(Data("\r\u{1B}[2K\(text)".utf8))
-    }
-
-    func clear() {
-        guard drawn else { return }
-        drawn = false
-        FileHandle.standardError.write(Data("\r\u{1B}[2K".utf8))
     }
 }

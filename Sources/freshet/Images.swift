@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Freshet
 import FreshetFeeds
+import FreshetTerminal
 import HTTPTypes
 
 /// `--images` and `--no-images`, for the commands that draw pictures inline (`user`'s avatar,

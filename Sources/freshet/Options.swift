@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Freshet
 import FreshetFeeds
+import FreshetTerminal
 import FreshetTransports
 import Logging
 import Synchronization
@@ -102,6 +103,11 @@ enum ExitStatus {
     static let nothingShown = ExitCode(2)
     /// A refresh failed and stored data was shown (without --allow-stale).
     static let staleShown = ExitCode(3)
+}
+
+/// Writes a line to standard output, at once, so progress and results interleave correctly.
+func output(_ text: String) {
+    FileHandle.standardOutput.write(Data((text + "\n").utf8))
 }
 
 /// Writes a line to standard error.

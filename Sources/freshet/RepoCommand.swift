@@ -3,6 +3,7 @@ import Foundation
 import Freshet
 import FreshetCache
 import FreshetFeeds
+import FreshetTerminal
 import GitHubAPI
 
 struct RepoCommand: AsyncParsableCommand {

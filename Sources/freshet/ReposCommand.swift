@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Freshet
 import FreshetFeeds
+import FreshetTerminal
 import GitHubAPI
 
 struct ReposCommand: AsyncParsableCommand {

@@ -1,6 +1,8 @@
 import Foundation
 import Freshet
 import FreshetFeeds
+import FreshetTerminal
+@preconcurrency import Rainbow
 
 /// What a search-as-you-type screen shows for one kind of result (`repos`, `blogs`).
 protocol SearchScreenContent {
@@ -165,7 +167,7 @@ struct SearchScreen<Content: SearchScreenContent> {
         // Show the end of a field too long for the line.
         var shown = view.text
         while TextLayout.width(shown) > width - promptWidth - 1, !shown.isEmpty { shown.removeFirst() }
-        var lines = [(color ? "\u{1B}[1m" + prompt + "\u{1B}[22m" : prompt) + shown]
+        var lines = [(color ? prompt.bold : prompt) + shown]
 
         let help = "↑↓ select · Enter details · Esc quit" + (content.keyHelp.isEmpty ? "" : " · " + content.keyHelp)
         var status: String
@@ -181,7 +183,7 @@ struct SearchScreen<Content: SearchScreenContent> {
             status = "type to search · " + help
         }
         status = TextLayout.truncate(status, to: width)
-        if color { status = statusIsError ? "\u{1B}[31m" + status + "\u{1B}[39m" : "\u{1B}[2m" + status + "\u{1B}[22m" }
+        if color { status = statusIsError ? status.red : status.dim }
         lines.append(status)
 
         let visible = max(rows - lines.count, 1)
@@ -195,16 +197,16 @@ struct SearchScreen<Content: SearchScreenContent> {
             view.scroll = scroll
             for index in scroll..<min(items.count, scroll + visible) {
                 if index == selected {
-                    lines.append(color ? "\u{1B}[7m› " + items[index] + "\u{1B}[27m" : "› " + items[index])
+                    lines.append(color ? ("› " + items[index]).swap : "› " + items[index])
                 } else {
                     lines.append("  " + items[index])
                 }
             }
         }
 
-        var frame = "\u{1B}[?25l\u{1B}[H"
-        frame += lines.joined(separator: "\u{1B}[K\r\n") + "\u{1B}[K\u{1B}[J"
-        frame += "\u{1B}[1;\(promptWidth + TextLayout.width(shown) + 1)H\u{1B}[?25h"
+        var frame = ANSI.hideCursor + ANSI.home
+        frame += lines.joined(separator: ANSI.eraseToLineEnd + "\r\n") + ANSI.eraseToLineEnd + ANSI.eraseBelow
+        frame += ANSI.moveTo(row: 1, column: promptWidth + TextLayout.width(shown) + 1) + ANSI.showCursor
         terminal.write(frame)
     }
 }

@@ -220,13 +220,21 @@ struct ProxyFleetTests {
                     let answer12 = try await get(base, "/scripted/counted")
                     #expect(answer12 == Answer(200, "HIT"))
                     let request = HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/metrics")
-                    let (response, body) = try await liveTransport.send(
-                        request, body: nil, baseURL: URL(string: "http://\(metricsURL.host!):\(metricsURL.port!)")!, operationID: "metrics")
-                    #expect(response.status == .ok)
-                    #expect(response.headerFields[.contentType]?.hasPrefix("text/plain; version=0.0.4") == true)
-                    let text = String(decoding: try await Data(collecting: try #require(body), upTo: 1 << 20), as: UTF8.self)
+                    let metricsBase = try #require(URL(string: "http://\(metricsURL.host!):\(metricsURL.port!)"))
+                    // A request is counted when its answer is done, which may be just after the
+                    // client has read it: read the counters until the third request is in them.
+                    let lastText = Mutex("")
+                    let counted = try await eventually(within: 10) {
+                        let (response, body) = try await liveTransport.send(request, body: nil, baseURL: metricsBase, operationID: "metrics")
+                        #expect(response.status == .ok)
+                        #expect(response.headerFields[.contentType]?.hasPrefix("text/plain; version=0.0.4") == true)
+                        let text = String(decoding: try await Data(collecting: try #require(body), upTo: 1 << 20), as: UTF8.self)
+                        lastText.withLock { $0 = text }
+                        return try PrometheusText.parse(text)["freshet_proxy_requests_total{cache=\"hit\"}"] == 2
+                    }
+                    let text = lastText.withLock { $0 }
+                    #expect(counted, "\(text)")
                     let samples = try PrometheusText.parse(text)
-                    #expect(samples["freshet_proxy_requests_total{cache=\"hit\"}"] == 2, "\(text)")
                     #expect(samples["freshet_proxy_requests_total{cache=\"miss\"}"] == 1)
                     #expect(samples["freshet_proxy_requests_total{cache=\"revalidated\"}"] == 0)
                     #expect(samples["freshet_proxy_requests_total{cache=\"stale\"}"] == 0)

@@ -42,4 +42,32 @@ struct DisplayTextTests {
         #expect(post.displayTitle == "스위프트 비동기 프로그래밍")
         #expect(post.displayContents == "…RxSwift와 Combine을 비교하면 \"…\"")
     }
+
+    @Test("One tag scanner: text runs decoded, tag names lowercased, closing and attributes kept, a lone < is text")
+    func tokens() {
+        #expect(HTMLText.tokens(#"a &amp; <B>b</b><a HREF="x?a=1&amp;b=2" rel=nofollow>l</a><br/>x < y"#) == [
+            .text("a & "), .tag(name: "b", closing: false, attributes: ""), .text("b"),
+            .tag(name: "b", closing: true, attributes: ""),
+            .tag(name: "a", closing: false, attributes: #" HREF="x?a=1&amp;b=2" rel=nofollow"#), .text("l"),
+            .tag(name: "a", closing: true, attributes: ""), .tag(name: "br", closing: false, attributes: "/"),
+            .text("x < y"),
+        ])
+        #expect(HTMLText.attribute("href", in: #" HREF="x?a=1&amp;b=2" rel=nofollow"#) == "x?a=1&b=2")
+        #expect(HTMLText.attribute("rel", in: " rel=nofollow/") == "nofollow")
+        #expect(HTMLText.attribute("title", in: " rel=nofollow") == nil)
+        #expect(HTMLText.tokens("").isEmpty)
+        #expect(HTMLText.tokens("<unclosed") == [.text("<unclosed")])
+        #expect(HTMLText.plainText("one<br/>two</br>three") == "one\ntwo\nthree")
+    }
+
+    @Test("A Kakao title reads the same in --json, in the title sort and in the rows",
+          arguments: ["스위프트 <b>비동기</b>", "line\nbreak\tand&nbsp;space", "<p>para</p><B class=x>hi</B>", "&lt;b&gt; kept"])
+    func kakaoTitleOneReading(title: String) {
+        let post = BlogPost(title: title, contents: title, url: "https://example.com", blogname: "b", datetime: "")
+        let runs = BlogText.segments(title).map(\.text).joined()
+        #expect(post.displayTitle == runs)
+        #expect(post.decodedForJSON.title == runs)
+        #expect(post.decodedForJSON.contents == runs)
+        #expect(!runs.contains("\n") && !runs.contains("<p>"))
+    }
 }

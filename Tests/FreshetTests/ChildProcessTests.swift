@@ -18,7 +18,7 @@ struct ChildProcessTests {
         defer { directory.remove() }
         let pidFile = directory.url.appendingPathComponent("pid").path
         let task = Task {
-            try await runProcess(URL(fileURLWithPath: "/bin/sh"), ["-c", "echo $$ > \(pidFile); exec sleep 30"], timeout: 60)
+            try await runProcess(URL(fileURLWithPath: "/bin/sh"), ["-c", "echo $$ > \(pidFile).tmp && mv \(pidFile).tmp \(pidFile); exec sleep 30"], timeout: 60)
         }
         let started = await eventually { FileManager.default.fileExists(atPath: pidFile) }
         try #require(started, "the child wrote its pid")

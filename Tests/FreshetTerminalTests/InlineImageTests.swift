@@ -1,5 +1,5 @@
 import Foundation
-import FreshetFeeds
+import FreshetTerminal
 import Testing
 
 @Suite("Inline images: detection and escape sequences")

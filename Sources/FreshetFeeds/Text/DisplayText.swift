@@ -15,11 +15,12 @@ extension HNItem {
 }
 
 extension BlogPost {
-    /// `BlogPost.title` without tags, entities decoded.
-    public var displayTitle: String { HTMLText.plainText(title) }
+    /// `BlogPost.title` as the rows show it, without highlights (``BlogText/plain(_:)``): tags
+    /// removed, entities decoded, on one line.
+    public var displayTitle: String { BlogText.plain(title) }
 
-    /// `BlogPost.contents` without tags, entities decoded.
-    public var displayContents: String { HTMLText.plainText(contents) }
+    /// `BlogPost.contents` as the rows show it, without highlights (``BlogText/plain(_:)``).
+    public var displayContents: String { BlogText.plain(contents) }
 }
 
 // MARK: - `--json`: values as the rows show them

@@ -1,5 +1,6 @@
 import DaumSearchAPI
 import Foundation
+import FreshetFeeds
 import Freshet
 @preconcurrency import Rainbow
 

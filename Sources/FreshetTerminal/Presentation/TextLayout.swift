@@ -21,8 +21,20 @@ public enum TextLayout {
         return columns
     }
 
+    /// The sum of the scalars' widths, except that a skin-tone modifier after an emoji that takes
+    /// one (👍🏽) joins it in its two columns, as terminals draw it.
     private static func width(scalars: some Sequence<Unicode.Scalar>) -> Int {
-        scalars.reduce(0) { $0 + width(of: $1) }
+        var columns = 0
+        var previous: Unicode.Scalar?
+        for scalar in scalars {
+            if scalar.properties.isEmojiModifier, previous?.properties.isEmojiModifierBase == true {
+                previous = scalar
+                continue
+            }
+            columns += width(of: scalar)
+            previous = scalar
+        }
+        return columns
     }
 
     /// The columns one scalar occupies: 0 for combining marks, zero-width and control characters,

@@ -1,5 +1,6 @@
 import DaumSearchAPI
 import Foundation
+import FreshetFeeds
 
 /// How blog posts look in a terminal: aligned by display width, so Korean (East Asian wide)
 /// blog names and titles line up and are cut without splitting a character.

@@ -1,4 +1,5 @@
 import Foundation
+import FreshetFeeds
 import GitHubAPI
 @preconcurrency import Rainbow
 
