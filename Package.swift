@@ -328,7 +328,7 @@ let package = Package(
                 "Freshet", "FreshetTesting", "GitHubAPI",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ]),
-        .testTarget(name: "GitHubAPITests", dependencies: ["Freshet", "GitHubAPI", "FreshetTestSupport", .product(name: "HTTPTypes", package: "swift-http-types")]),
+        .testTarget(name: "GitHubAPITests", dependencies: ["Freshet", "GitHubAPI", .product(name: "HTTPTypes", package: "swift-http-types")]),
         .testTarget(name: "HackerNewsAPITests", dependencies: ["Freshet", "HackerNewsAPI", .product(name: "HTTPTypes", package: "swift-http-types")]),
         .testTarget(name: "DaumSearchAPITests", dependencies: ["Freshet", "DaumSearchAPI", .product(name: "HTTPTypes", package: "swift-http-types")]),
         .testTarget(

@@ -46,8 +46,14 @@ public struct FeedService: Sendable {
         self.init(client: context.gitHub(), store: FeedStore(writer: context.database.writer))
     }
 
-    /// The stored events of `repositories`, merged, newest first (no network).
-    public func stored(_ repositories: [RepositoryName], limit: Int) async -> [GitHubEvent] {
+    /// The rows of the stored events of `repositories`, merged, newest first (no network, no
+    /// decoding).
+    public func stored(_ repositories: [RepositoryName], limit: Int) async -> [FeedEntry] {
+        (try? await store.entries(repositories: repositories.map(\.description), limit: limit)) ?? []
+    }
+
+    /// The stored events of `repositories`, merged, newest first, whole (no network).
+    public func storedEvents(_ repositories: [RepositoryName], limit: Int) async -> [GitHubEvent] {
         (try? await store.events(repositories: repositories.map(\.description), limit: limit)) ?? []
     }
 

@@ -4,7 +4,10 @@ import GitHubAPI
 import GRDB
 
 /// The feed's events, kept per repository in the user's database: de-duplicated by event `id`,
-/// newest first by `created_at`, at most ``maxPerRepository`` per repository.
+/// newest first by `created_at`, at most ``maxPerRepository`` per repository. Each event is kept
+/// twice over: the fields its row shows as columns (``entries(repositories:limit:)`` reads them
+/// without decoding anything) and the whole event as JSON, for `--json`
+/// (``events(repositories:limit:)``).
 ///
 /// Validators (ETag, Last-Modified) are not kept here: they live with the HTTP cache, per URL.
 public struct FeedStore: Sendable {
@@ -36,6 +39,28 @@ public struct FeedStore: Sendable {
                 );
                 """)
         }
+        migrator.registerMigration("feeds-v3") { db in
+            // The row's fields as columns, filled in from the stored JSON; an event that no longer
+            // decodes could not be shown either, and goes.
+            try db.execute(sql: """
+                ALTER TABLE feed_event ADD COLUMN type TEXT NOT NULL DEFAULT '';
+                ALTER TABLE feed_event ADD COLUMN actor TEXT NOT NULL DEFAULT '';
+                ALTER TABLE feed_event ADD COLUMN repo_name TEXT NOT NULL DEFAULT '';
+                ALTER TABLE feed_event ADD COLUMN activity TEXT NOT NULL DEFAULT '';
+                """)
+            let rows = try Row.fetchAll(db, sql: "SELECT repo, id, json FROM feed_event")
+            for row in rows {
+                let (repo, id, json): (String, String, Data) = (row["repo"], row["id"], row["json"])
+                if let event = try? GitHub.decoder.decode(GitHubEvent.self, from: json) {
+                    let entry = FeedEntry(event)
+                    try db.execute(sql: """
+                        UPDATE feed_event SET type = ?, actor = ?, repo_name = ?, activity = ? WHERE repo = ? AND id = ?
+                        """, arguments: [entry.type.rawValue, entry.actor, entry.repository, entry.activity, repo, id])
+                } else {
+                    try db.execute(sql: "DELETE FROM feed_event WHERE repo = ? AND id = ?", arguments: [repo, id])
+                }
+            }
+        }
     }
 
     let writer: any DatabaseWriter
@@ -48,19 +73,39 @@ public struct FeedStore: Sendable {
     /// The key a repository is stored under: `owner/name`, lowercased (GitHub names are case-insensitive).
     public static func key(_ repository: String) -> String { repository.lowercased() }
 
-    /// The newest `limit` events of the given repositories, merged, newest first.
+    /// The rows of the newest `limit` events of the given repositories, merged, newest first:
+    /// read from columns, nothing decoded.
+    public func entries(repositories: [String], limit: Int) async throws -> [FeedEntry] {
+        try await newest(repositories, limit: limit, columns: "id, type, actor, repo_name, activity, created_at") { row in
+            FeedEntry(id: row["id"], type: GitHubEvent.Kind(rawValue: row["type"]), actor: row["actor"],
+                      repository: row["repo_name"], activity: row["activity"],
+                      createdAt: Date(timeIntervalSince1970: row["created_at"]))
+        }
+    }
+
+    /// The newest `limit` events of the given repositories, merged, newest first, decoded whole
+    /// from their stored JSON (for `--json`; a row that no longer decodes is left out).
     public func events(repositories: [String], limit: Int) async throws -> [GitHubEvent] {
+        try await newest(repositories, limit: limit, columns: "json") { row in
+            try? GitHub.decoder.decode(GitHubEvent.self, from: row["json"] as Data)
+        }
+    }
+
+    /// `columns` of the newest `limit` events of `repositories`, each made into a value by `make`.
+    private func newest<T: Sendable>(_ repositories: [String], limit: Int, columns: String, make: @escaping @Sendable (Row) -> T?)
+        async throws -> [T]
+    {
         let keys = repositories.map(Self.key)
         return try await writer.read { db in
-            let marks = databaseQuestionMarks(count: keys.count)
-            let rows = try Row.fetchAll(db, sql: """
-                SELECT json FROM feed_event WHERE repo IN (\(marks))
+            let rows = try Row.fetchCursor(db, sql: """
+                SELECT \(columns) FROM feed_event WHERE repo IN (\(databaseQuestionMarks(count: keys.count)))
                 ORDER BY created_at DESC, id DESC LIMIT ?
                 """, arguments: StatementArguments(keys) + [max(0, limit)])
-            return rows.compactMap { row -> GitHubEvent? in
-                let data: Data = row["json"]
-                return try? GitHubEvent.decode(from: data)
+            var values: [T] = []
+            while let row = try rows.next() {
+                if let value = make(row) { values.append(value) }
             }
+            return values
         }
     }
 
@@ -92,10 +137,15 @@ public struct FeedStore: Sendable {
                 let exists = try Bool.fetchOne(
                     db, sql: "SELECT 1 FROM feed_event WHERE repo = ? AND id = ?", arguments: [key, event.id]) ?? false
                 let json = try GitHub.encoder.encode(event)
+                let entry = FeedEntry(event)
                 try db.execute(sql: """
-                    INSERT INTO feed_event (repo, id, created_at, json) VALUES (?, ?, ?, ?)
-                    ON CONFLICT (repo, id) DO UPDATE SET created_at = excluded.created_at, json = excluded.json
-                    """, arguments: [key, event.id, event.createdAt.timeIntervalSince1970, json])
+                    INSERT INTO feed_event (repo, id, created_at, json, type, actor, repo_name, activity)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                    ON CONFLICT (repo, id) DO UPDATE SET created_at = excluded.created_at, json = excluded.json,
+                        type = excluded.type, actor = excluded.actor, repo_name = excluded.repo_name,
+                        activity = excluded.activity
+                    """, arguments: [key, event.id, event.createdAt.timeIntervalSince1970, json, entry.type.rawValue,
+                                     entry.actor, entry.repository, entry.activity])
                 if !exists { added.append(event) }
             }
             try db.execute(sql: """

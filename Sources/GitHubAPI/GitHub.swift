@@ -49,7 +49,7 @@ public enum GitHub {
             path: ["repos", owner, name, "events"],
             query: .items(["per_page": String(perPage), "page": page.map(String.init)]), headers: headers
         ) { data, _ in
-            try GitHubEvent.decodeList(from: data)
+            try GitHub.decoder.decode([GitHubEvent].self, from: data)
         }
     }
 

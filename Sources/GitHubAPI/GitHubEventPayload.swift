@@ -50,36 +50,42 @@ extension GitHubEvent {
             case number, release, forkee, member
         }
 
-        /// A payload made of `raw`, with the typed properties read from it.
-        ///
-        /// The result is the same as decoding `raw`'s JSON text: a tree holding a number that is
-        /// not an integer takes that way (encoded and decoded again), so its numbers read as
-        /// `JSONDecoder` reads them.
+        /// A payload made of `raw`, with the typed properties read from it: the same as decoding
+        /// `raw`'s JSON text.
         ///
         /// - Parameter raw: the payload JSON; an empty object by default (as a `PublicEvent` has).
         public init(raw: JSONValue = .object([:])) {
-            guard raw.containsDouble else {
-                self.init(tree: raw)
-                return
-            }
             if let data = try? JSONEncoder().encode(raw),
                let decoded = try? JSONDecoder().decode(Payload.self, from: data) {
                 self = decoded
             } else {
-                self.init(uncheckedRaw: raw)
+                self.raw = raw
             }
         }
 
-        /// `raw` with every typed property `nil`.
-        init(uncheckedRaw raw: JSONValue) {
-            self.raw = raw
-        }
-
-        /// Decodes any JSON as a payload; this never fails on well-formed JSON.
+        /// Decodes any JSON as a payload; this never fails on well-formed JSON. The whole value
+        /// is kept in ``raw``; each typed property is read on its own, and one that is missing or
+        /// has another shape (its type's own `Decodable` rules) is `nil`.
         public init(from decoder: any Decoder) throws {
-            // The typed properties are read from the tree: its values were classified by the same
-            // decoder calls (`Bool`, `Int`, `String`, …) a keyed container would make.
-            self.init(tree: try JSONValue(from: decoder))
+            raw = try JSONValue(from: decoder)
+            guard case .object = raw, let container = try? decoder.container(keyedBy: CodingKeys.self) else { return }
+            func lenient<T: Decodable>(_ key: CodingKeys) -> T? {
+                (try? container.decodeIfPresent(T.self, forKey: key)) ?? nil
+            }
+            action = lenient(.action)
+            ref = lenient(.ref)
+            refType = lenient(.refType)
+            size = lenient(.size)
+            distinctSize = lenient(.distinctSize)
+            head = lenient(.head)
+            commits = lenient(.commits)
+            issue = lenient(.issue)
+            comment = lenient(.comment)
+            pullRequest = lenient(.pullRequest)
+            number = lenient(.number)
+            release = lenient(.release)
+            forkee = lenient(.forkee)
+            member = lenient(.member)
         }
 
         /// Encodes ``raw``, so the payload round-trips unchanged.
@@ -257,39 +263,3 @@ extension GitHubEvent.Payload {
         }
     }
 }
-
-extension GitHubEvent.Payload {
-    /// The typed fields read leniently from `tree` (as ``init(from:)`` does): a field that is
-    /// missing or has another shape is `nil`.
-    init(tree: JSONValue) {
-        self.init(uncheckedRaw: tree)
-        guard case .object(let members) = tree else { return }
-        func lenient<T>(_ key: String, _ reader: (JSONValue) -> T?) -> T? {
-            members[key].flatMap(reader)
-        }
-        action = lenient("action", TreeField.string)
-        ref = lenient("ref", TreeField.string)
-        refType = lenient("ref_type", TreeField.string)
-        size = lenient("size", TreeField.int)
-        distinctSize = lenient("distinct_size", TreeField.int)
-        head = lenient("head", TreeField.string)
-        commits = lenient("commits") { value -> [Commit]? in
-            guard case .array(let elements) = value else { return nil }
-            var commits: [Commit] = []
-            commits.reserveCapacity(elements.count)
-            for element in elements {
-                guard let commit = Commit(tree: element) else { return nil }
-                commits.append(commit)
-            }
-            return commits
-        }
-        issue = lenient("issue", Issue.init(tree:))
-        comment = lenient("comment", Comment.init(tree:))
-        pullRequest = lenient("pull_request", PullRequest.init(tree:))
-        number = lenient("number", TreeField.int)
-        release = lenient("release", Release.init(tree:))
-        forkee = lenient("forkee", Forkee.init(tree:))
-        member = lenient("member", Member.init(tree:))
-    }
-}
-

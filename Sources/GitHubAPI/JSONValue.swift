@@ -86,14 +86,4 @@ public enum JSONValue: Codable, Sendable, Hashable {
         if case .array(let value) = self { return value }
         return nil
     }
-
-    /// Whether a `.double` occurs anywhere in the value.
-    var containsDouble: Bool {
-        switch self {
-        case .double: return true
-        case .null, .bool, .int, .string: return false
-        case .array(let elements): return elements.contains { $0.containsDouble }
-        case .object(let members): return members.values.contains { $0.containsDouble }
-        }
-    }
 }

@@ -89,7 +89,7 @@ struct FeedCommand: AsyncParsableCommand {
             throw report(error, subject: multi ? "the feed of \(repository)" : subject)
         }
         if common.json {
-            try printJSON(events, encoder: GitHub.encoder)
+            try printJSON(await feed.storedEvents(repositories, limit: limit), encoder: GitHub.encoder)
         } else if live, shownLines > 0 {
             if progressShown { FileHandle.standardError.write(Data((ANSI.cursorUp(1) + ANSI.clearLine).utf8)) }
             if events.map(\.id) != stored.map(\.id) {
@@ -117,7 +117,7 @@ struct FeedCommand: AsyncParsableCommand {
 
     /// Prints the events as aligned rows; returns the number of lines written.
     @discardableResult
-    func render(_ events: [GitHubEvent], multi: Bool) -> Int {
+    func render(_ events: [FeedEntry], multi: Bool) -> Int {
         let lines = FeedFormat.lines(events, multi: multi, width: Terminal.width, color: Terminal.colorEnabled)
         output(lines.joined(separator: "\n"))
         return lines.count

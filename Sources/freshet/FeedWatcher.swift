@@ -25,7 +25,7 @@ struct FeedWatcher {
         max(1, pollIntervals.max() ?? defaultInterval)
     }
 
-    func run(initial: [GitHubEvent], interval: Int) async throws {
+    func run(initial: [FeedEntry], interval: Int) async throws {
         let watcher = self
         let task = Task { try await watcher.loop(initial: initial, interval: interval) }
         signal(SIGINT, SIG_IGN)
@@ -46,7 +46,7 @@ struct FeedWatcher {
         }
     }
 
-    private func loop(initial: [GitHubEvent], interval first: Int) async throws {
+    private func loop(initial: [FeedEntry], interval first: Int) async throws {
         var shown = initial
         var interval = first
         while true {

@@ -7,10 +7,10 @@ import GitHubAPI
 public enum FeedFormat {
     /// One row per event, cut to `width`: age, actor, the repository when `multi`, what
     /// happened; stars, releases and forks in colour when `color` is on.
-    public static func lines(_ events: [GitHubEvent], multi: Bool, width: Int, color: Bool, now: Date = Date()) -> [String] {
+    public static func lines(_ events: [FeedEntry], multi: Bool, width: Int, color: Bool, now: Date = Date()) -> [String] {
         let rows = events.map { event -> [String] in
-            var row = [TextLayout.relativeTime(event.createdAt, now: now), event.actor.displayLogin ?? event.actor.login]
-            if multi { row.append(event.repo.name) }
+            var row = [TextLayout.relativeTime(event.createdAt, now: now), event.actor]
+            if multi { row.append(event.repository) }
             row.append(event.activity)
             return row
         }
@@ -22,7 +22,7 @@ public enum FeedFormat {
         }
     }
 
-    private static func colorize(_ line: String, event: GitHubEvent) -> String {
+    private static func colorize(_ line: String, event: FeedEntry) -> String {
         switch event.type {
         case .watch: return line.yellow
         case .release: return line.green
