@@ -12,7 +12,7 @@ public struct FeedEntry: Sendable, Hashable, Identifiable {
     public var actor: String
     /// The repository, `owner/name`.
     public var repository: String
-    /// What happened (``GitHubAPI/GitHubEvent/activity``).
+    /// What happened (`GitHubEvent.activity`).
     public var activity: String
     /// When it happened.
     public var createdAt: Date
