@@ -16,48 +16,68 @@ extension HTTPBody {
 }
 
 extension HTTPBody {
-    /// The same bytes, pulled on demand, watched: `onPass` as each iteration begins, `onChunk`
-    /// with each chunk's size, `onEnd` when the body ends (`nil`) or fails (the error, which is
-    /// thrown on as it is).
-    func observed(
-        onPass: @escaping @Sendable () -> Void = {}, onChunk: @escaping @Sendable (Int) -> Void = { _ in },
-        onEnd: @escaping @Sendable ((any Error)?) -> Void = { _ in }
+    /// The same bytes, pulled on demand, watched: `onPass` as each iteration begins, `check`
+    /// before each chunk is asked for (what it throws fails the body), `onChunk` with each chunk's
+    /// size, `onEnd` when the body ends (`nil`) or fails (the error thrown on). An error of the
+    /// body itself is thrown on as `mapError` makes it (as it is by default); one `check` throws,
+    /// as it is.
+    ///
+    /// The one wrapper of a body's chunks that passes them through: transfer progress and tracing
+    /// watch with it, and the transports' error classification and body deadline use it.
+    package func observed(
+        onPass: @escaping @Sendable () -> Void = {}, check: (@Sendable () throws -> Void)? = nil,
+        onChunk: (@Sendable (Int) -> Void)? = nil, mapError: (@Sendable (any Error) -> any Error)? = nil,
+        onEnd: (@Sendable ((any Error)?) -> Void)? = nil
     ) -> HTTPBody {
-        HTTPBody(ObservedChunks(base: self, onPass: onPass, onChunk: onChunk, onEnd: onEnd), length: length,
-                 iterationBehavior: iterationBehavior)
+        let chunks = ObservedChunks(base: self, onPass: onPass, check: check, onChunk: onChunk, mapError: mapError,
+                                    onEnd: onEnd)
+        return HTTPBody(chunks, length: length, iterationBehavior: iterationBehavior)
     }
 }
 
-/// A body's chunks, reported as they are pulled (see ``HTTPBody/observed(onPass:onChunk:onEnd:)``).
+/// A body's chunks, passed through and watched as they are pulled (see
+/// ``HTTPBody/observed(onPass:check:onChunk:mapError:onEnd:)``).
 private struct ObservedChunks: AsyncSequence, Sendable {
     typealias Element = HTTPBody.ByteChunk
     let base: HTTPBody
     let onPass: @Sendable () -> Void
-    let onChunk: @Sendable (Int) -> Void
-    let onEnd: @Sendable ((any Error)?) -> Void
+    let check: (@Sendable () throws -> Void)?
+    let onChunk: (@Sendable (Int) -> Void)?
+    let mapError: (@Sendable (any Error) -> any Error)?
+    let onEnd: (@Sendable ((any Error)?) -> Void)?
 
     struct AsyncIterator: AsyncIteratorProtocol {
         var base: HTTPBody.AsyncIterator
-        let onChunk: @Sendable (Int) -> Void
-        let onEnd: @Sendable ((any Error)?) -> Void
+        let check: (@Sendable () throws -> Void)?
+        let onChunk: (@Sendable (Int) -> Void)?
+        let mapError: (@Sendable (any Error) -> any Error)?
+        let onEnd: (@Sendable ((any Error)?) -> Void)?
 
         mutating func next() async throws -> HTTPBody.ByteChunk? {
             do {
+                try check?()
+            } catch {
+                onEnd?(error)
+                throw error
+            }
+            do {
                 guard let chunk = try await base.next() else {
-                    onEnd(nil)
+                    onEnd?(nil)
                     return nil
                 }
-                onChunk(chunk.count)
+                onChunk?(chunk.count)
                 return chunk
             } catch {
-                onEnd(error)
-                throw error
+                let failure = mapError?(error) ?? error
+                onEnd?(failure)
+                throw failure
             }
         }
     }
 
     func makeAsyncIterator() -> AsyncIterator {
         onPass()
-        return AsyncIterator(base: base.makeAsyncIterator(), onChunk: onChunk, onEnd: onEnd)
+        return AsyncIterator(base: base.makeAsyncIterator(), check: check, onChunk: onChunk, mapError: mapError,
+                             onEnd: onEnd)
     }
 }

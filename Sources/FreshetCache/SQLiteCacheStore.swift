@@ -32,7 +32,7 @@ import Synchronization
 /// counters in `cache_outcome`. Once a batch is written, the least recently used rows are evicted
 /// until the stored bytes (``CachedResponse/size``) fit in ``maxBytes``. Times are stored as Unix
 /// seconds (`REAL`), so they come back to within a microsecond.
-public final class SQLiteCacheStore: CacheStore, MemoryLookup {
+public final class SQLiteCacheStore: CacheStore, MemoryLookup, WriteBehindStore {
     /// The database holding the tables.
     public let writer: any DatabaseWriter
     /// The size cap in bytes (sum of ``CachedResponse/size``). A response larger than this is
@@ -66,7 +66,7 @@ public final class SQLiteCacheStore: CacheStore, MemoryLookup {
             guard let variants = state.memory.variants(forKey: key) else { return (nil, false) }
             return (variants, variants.isEmpty ? false : state.touch(key))
         }
-        if known.arm { armTimer() }
+        if known.arm { armFlushTimer() }
         return known.variants
     }
 
@@ -76,10 +76,10 @@ public final class SQLiteCacheStore: CacheStore, MemoryLookup {
     /// Counts one answer of the cache (in memory; written with the next batch). Never suspends.
     public func count(_ outcome: CacheOutcome) {
         let arm = state.withLock { state -> Bool in
-            state.outcomes[outcome, default: 0] += 1
-            return state.armsTimer()
+            state.writes.count(outcome)
+            return state.writes.armsTimer()
         }
-        if arm { armTimer() }
+        if arm { armFlushTimer() }
     }
 
     /// Every stored variant for `key`, most recently stored first; marks them as used.
@@ -104,7 +104,7 @@ public final class SQLiteCacheStore: CacheStore, MemoryLookup {
             }
             return variants.isEmpty ? false : state.touch(key)
         }
-        if arm { armTimer() }
+        if arm { armFlushTimer() }
         return variants
     }
 
@@ -138,7 +138,7 @@ public final class SQLiteCacheStore: CacheStore, MemoryLookup {
 
     /// Removes every stored response and resets the outcome counters.
     public func removeAll() async throws {
-        state.withLock { $0.outcomes = [:] }
+        state.withLock { $0.writes.outcomes = [:] }
         enqueue(.removeAll) { $0.removeAll() }
         try await flush()
     }
@@ -166,20 +166,7 @@ public final class SQLiteCacheStore: CacheStore, MemoryLookup {
     /// counters — and returns once it is committed. Call it before the process exits.
     /// - Throws: the database's error when the last batch could not be written.
     public func flush() async throws {
-        await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
-            let action = state.withLock { state -> FlushAction in
-                if !state.writerRunning, state.isIdle { return .resume }
-                state.flushWaiters.append(waiter)
-                if state.writerRunning { return .wait }
-                state.writerRunning = true
-                return .startWriter
-            }
-            switch action {
-            case .resume: waiter.resume()
-            case .wait: break
-            case .startWriter: Task { await self.writeBatches() }
-            }
-        }
+        if !state.withLock({ !$0.writes.isRunning && $0.isIdle }) { await runNow() }
         if let failure = state.withLock({ state -> String? in defer { state.lastFailure = nil }; return state.lastFailure }) {
             throw SQLiteCacheStoreError(reason: failure)
         }
@@ -228,8 +215,6 @@ public final class SQLiteCacheStore: CacheStore, MemoryLookup {
         }
     }
 
-    private enum FlushAction { case resume, wait, startWriter }
-
     struct State {
         var memory: MemoryTier
         /// Changes not yet taken by the writer, and those it is writing now.
@@ -238,27 +223,17 @@ public final class SQLiteCacheStore: CacheStore, MemoryLookup {
         var sequence: UInt64 = 0
         /// The sequence number of the last change written (or given up).
         var committed: UInt64 = 0
-        /// Keys used since the last batch, with the tick of their last use.
-        var touched: [String: UInt64] = [:]
-        var outcomes: [CacheOutcome: Int] = [:]
-        var writerRunning = false
-        var timerArmed = false
-        var flushWaiters: [CheckedContinuation<Void, Never>] = []
+        /// Keys used since the last batch, with the tick of their last use; outcome counters;
+        /// the writer's runs.
+        var writes = WriteBehind<UInt64>()
         var lastFailure: String?
 
-        var isIdle: Bool { queued.isEmpty && touched.isEmpty && outcomes.isEmpty }
+        var isIdle: Bool { queued.isEmpty && writes.isEmpty }
 
         /// Notes a use of `key`; returns whether the caller must arm the flush timer.
         mutating func touch(_ key: String) -> Bool {
-            touched[key] = memory.clock
-            return armsTimer()
-        }
-
-        /// Whether a timer must be started for what waits in memory (none is armed or writing).
-        mutating func armsTimer() -> Bool {
-            guard !timerArmed, !writerRunning else { return false }
-            timerArmed = true
-            return true
+            writes.touch(key, at: memory.clock)
+            return writes.armsTimer()
         }
     }
 
@@ -268,52 +243,35 @@ public final class SQLiteCacheStore: CacheStore, MemoryLookup {
             state.sequence += 1
             state.queued.append(Queued(sequence: state.sequence, tick: state.memory.tick(), operation: operation))
             change(&state.memory)
-            guard !state.writerRunning else { return false }
-            state.writerRunning = true
-            return true
+            return state.writes.requestRun()
         }
-        if start { Task { await self.writeBatches() } }
+        if start { startRuns() }
     }
 
-    /// After ``flushInterval``, writes what waits (stamps and counters of hits).
-    private func armTimer() {
-        let interval = flushInterval
-        Task {
-            try? await Task.sleep(for: interval)
-            let start = self.state.withLock { state -> Bool in
-                state.timerArmed = false
-                guard !state.writerRunning, !state.isIdle else { return false }
-                state.writerRunning = true
-                return true
-            }
-            if start { await self.writeBatches() }
-        }
+    // MARK: - WriteBehindStore
+
+    /// Runs `body` on the stamps, counters and runs of the writer, under the store's lock.
+    package func withWriteBehind<Result: Sendable>(_ body: (inout WriteBehind<UInt64>) -> Result) -> Result {
+        state.withLock { body(&$0.writes) }
     }
 
-    /// The writer: takes everything waiting, writes it in one transaction, and repeats until
-    /// nothing waits; then wakes the callers of ``flush()``.
-    private func writeBatches() async {
+    /// The flush timer: writes what waits (stamps and counters of hits), unless nothing does.
+    package func flushTimerFired() async {
+        if !state.withLock({ $0.isIdle }) { startRun() }
+    }
+
+    /// One run of the writer: takes everything waiting, writes it in one transaction, and repeats
+    /// until nothing waits. (A change made after the last look asks for another run.)
+    package func writeBehind() async {
         while true {
-            let next = state.withLock { state -> (Batch?, [CheckedContinuation<Void, Never>]) in
-                guard !state.isIdle else {
-                    // Nothing waits: stop, in the same lock as the check, so that a change queued
-                    // from now on starts a new writer.
-                    state.writerRunning = false
-                    defer { state.flushWaiters = [] }
-                    return (nil, state.flushWaiters)
-                }
+            let next = state.withLock { state -> Batch? in
+                guard !state.isIdle else { return nil }
                 state.writing = state.queued
                 state.queued = []
-                defer {
-                    state.touched = [:]
-                    state.outcomes = [:]
-                }
-                return (Batch(changes: state.writing, touched: state.touched, outcomes: state.outcomes), [])
+                return Batch(changes: state.writing, touched: state.writes.takeStamps(),
+                             outcomes: state.writes.takeOutcomes())
             }
-            guard let batch = next.0 else {
-                for waiter in next.1 { waiter.resume() }
-                return
-            }
+            guard let batch = next else { return }
             let maxBytes = maxBytes
             do {
                 let evicted = try await writer.write { db in try batch.write(db, maxBytes: maxBytes) }

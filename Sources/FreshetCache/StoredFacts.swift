@@ -1,13 +1,11 @@
-import Foundation
-import Synchronization
-
 /// A memo of what stored responses say about their own reuse — their directives, freshness
 /// lifetime and age on arrival — so a hit does not parse header fields again.
 ///
 /// An entry belongs to one stored response: it is used only while the stored response's
 /// ``CachedResponse/Version`` is the one it was made from, so a replaced or revalidated
-/// response is worked out afresh. Bounded: past ``capacity`` entries it starts over.
-final class StoredFacts: Sendable {
+/// response is worked out afresh. Bounded: past ``capacity`` entries it starts over
+/// (a ``VersionedMemo``).
+struct StoredFacts: Sendable {
     /// What one stored response says.
     struct Facts: Sendable {
         /// The directives this cache obeys (a targeted field's, else `Cache-Control`'s).
@@ -18,26 +16,13 @@ final class StoredFacts: Sendable {
         var initialAge: Double
     }
 
-    private struct Key: Hashable {
-        var key: String
-        var variant: String
-    }
-
     /// The most entries kept.
     static let capacity = 8192
 
-    private let table = Mutex<[Key: (version: CachedResponse.Version, facts: Facts)]>([:])
+    private let memo = VersionedMemo<Facts>(capacity: Self.capacity)
 
-    /// The facts of `stored`, from the memo or `compute`.
+    /// The facts of `stored`, from the memo or `compute` (run outside the memo's lock).
     func facts(of stored: CachedResponse, compute: () -> Facts) -> Facts {
-        let key = Key(key: stored.key, variant: stored.variant)
-        let version = stored.version
-        if let entry = table.withLock({ $0[key] }), entry.version == version { return entry.facts }
-        let facts = compute()
-        table.withLock { table in
-            if table.count >= Self.capacity { table.removeAll(keepingCapacity: true) }
-            table[key] = (version, facts)
-        }
-        return facts
+        memo.value(for: stored, make: compute)
     }
 }

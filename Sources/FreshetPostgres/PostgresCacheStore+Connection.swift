@@ -143,25 +143,25 @@ extension PostgresCacheStore {
         try? await connection.close()
     }
 
-    // MARK: - Writing stamps and counters behind
+    // MARK: - Writing stamps and counters behind (WriteBehindStore)
 
-    /// After ``PostgresStoreConfiguration/flushInterval``, writes what waits.
-    func armTimer() {
-        let interval = configuration.flushInterval
-        Task {
-            try? await Task.sleep(for: interval)
-            state.withLock { $0.timerArmed = false }
-            try? await flush()
-        }
+    /// How long stamps and counters wait before they are written
+    /// (``PostgresStoreConfiguration/flushInterval``).
+    package var flushInterval: Duration { configuration.flushInterval }
+
+    /// Runs `body` on the waiting stamps and counters and the eviction runs, under the store's lock.
+    package func withWriteBehind<Result: Sendable>(_ body: (inout WriteBehind<Double>) -> Result) -> Result {
+        state.withLock { body(&$0.writes) }
     }
-}
 
-extension PostgresCacheStore.State {
-    /// Whether the caller must start the flush timer (none is armed).
-    mutating func armsTimer() -> Bool {
-        guard !timerArmed, healthy else { return false }
-        timerArmed = true
-        return true
+    /// One eviction run: this instance's waiting stamps, then what no longer fits.
+    package func writeBehind() async {
+        try? await evictOnce()
+    }
+
+    /// The flush timer: writes what waits.
+    package func flushTimerFired() async {
+        try? await flush()
     }
 }
 

@@ -30,7 +30,7 @@ import Synchronization
 /// log and keeps answering from the memory tier; lookups it cannot answer are misses (the cache
 /// goes to the origin), writes are kept in memory only, and nothing throws. It reconnects with
 /// backoff, says so, and starts its memory tier afresh (notifications may have been missed).
-public final class PostgresCacheStore: CacheStore, MemoryLookup, CacheFillCoordinating, Sendable {
+public final class PostgresCacheStore: CacheStore, MemoryLookup, CacheFillCoordinating, WriteBehindStore, Sendable {
     /// Where the store lives and its limits.
     public let configuration: PostgresStoreConfiguration
     /// The connection pool in use and its generation. A pool that lost its server is replaced
@@ -59,18 +59,12 @@ public final class PostgresCacheStore: CacheStore, MemoryLookup, CacheFillCoordi
         /// Counts the invalidations received: a lookup keeps what it read only when none came
         /// while it was reading.
         var invalidations: UInt64 = 0
-        /// Keys used since the last flush, with when each was last used (for LRU), and outcomes
-        /// counted since.
-        var touched: [String: Double] = [:]
-        var outcomes: [CacheOutcome: Int] = [:]
-        var timerArmed = false
+        /// Keys used since the last flush, with when each was last used (each hit's own time, for
+        /// LRU), and outcomes counted since; the eviction runs (one at a time: two at once could
+        /// each delete on the other's stale stamps), which write the stamps first.
+        var writes = WriteBehind<Double>()
         /// Advisory locks held or being taken now (each holds a connection).
         var advisoryLocks = 0
-        /// Eviction runs one at a time: requests made so far, whether a run is going, and who
-        /// waits for a run that began after they asked.
-        var evictRequested = 0
-        var evicting = false
-        var evictWaiters: [(ticket: Int, continuation: CheckedContinuation<Void, Never>)] = []
         var listening = false
         var closed = false
         /// Set once ``connect(_:logger:metrics:)`` is done: failures before are its to report.
@@ -143,20 +137,20 @@ public final class PostgresCacheStore: CacheStore, MemoryLookup, CacheFillCoordi
         let known = state.withLock { state -> (variants: [CachedResponse]?, arm: Bool) in
             guard let variants = state.memory.variants(forKey: key) else { return (nil, false) }
             guard !variants.isEmpty else { return (variants, false) }
-            state.touched[key] = Date().timeIntervalSince1970
-            return (variants, state.armsTimer())
+            state.writes.touch(key, at: Date().timeIntervalSince1970)
+            return (variants, state.writes.armsTimer(allowed: state.healthy))
         }
-        if known.arm { armTimer() }
+        if known.arm { armFlushTimer() }
         return known.variants
     }
 
     /// Counts one answer of the cache (in memory; written with the next flush).
     public func count(_ outcome: CacheOutcome) {
         let arm = state.withLock { state -> Bool in
-            state.outcomes[outcome, default: 0] += 1
-            return state.armsTimer()
+            state.writes.count(outcome)
+            return state.writes.armsTimer(allowed: state.healthy)
         }
-        if arm { armTimer() }
+        if arm { armFlushTimer() }
     }
 
     /// The bytes this instance's memory tier holds.
@@ -199,10 +193,10 @@ public final class PostgresCacheStore: CacheStore, MemoryLookup, CacheFillCoordi
         let arm = state.withLock { state -> Bool in
             if state.invalidations == before { state.memory.put(variants, forKey: key) }
             guard !variants.isEmpty else { return false }
-            state.touched[key] = Date().timeIntervalSince1970
-            return state.armsTimer()
+            state.writes.touch(key, at: Date().timeIntervalSince1970)
+            return state.writes.armsTimer(allowed: state.healthy)
         }
-        if arm { armTimer() }
+        if arm { armFlushTimer() }
         return variants
     }
 
@@ -291,8 +285,8 @@ public final class PostgresCacheStore: CacheStore, MemoryLookup, CacheFillCoordi
     public func removeAll() async throws {
         state.withLock { state in
             state.memory.removeAll()
-            state.outcomes = [:]
-            state.touched = [:]
+            state.writes.outcomes = [:]
+            state.writes.stamps = [:]
         }
         let instance = instance
         try await queryIfHealthy { client, logger in
@@ -334,9 +328,7 @@ public final class PostgresCacheStore: CacheStore, MemoryLookup, CacheFillCoordi
     /// fits; returns once that is committed. Without a server they wait for it.
     public func flush() async throws {
         let outcomes = state.withLock { state -> [CacheOutcome: Int] in
-            guard state.healthy else { return [:] }
-            defer { state.outcomes = [:] }
-            return state.outcomes
+            state.healthy ? state.writes.takeOutcomes() : [:]
         }
         do {
             let counted = outcomes.filter { $0.value > 0 }
@@ -353,9 +345,7 @@ public final class PostgresCacheStore: CacheStore, MemoryLookup, CacheFillCoordi
             }
         } catch {
             // Put the counters back for the next flush: they are not lost with the server.
-            state.withLock { state in
-                for (outcome, count) in outcomes { state.outcomes[outcome, default: 0] += count }
-            }
+            state.withLock { $0.writes.putBack(outcomes: outcomes) }
             throw error
         }
         await evictNow()
@@ -387,52 +377,21 @@ public final class PostgresCacheStore: CacheStore, MemoryLookup, CacheFillCoordi
 
     /// Evicts in the background, once stores have been made.
     func evictSoon() {
-        if requestEviction(waiter: nil) { Task { await runEvictions() } }
+        startRun()
     }
 
-    /// Evicts, and returns once a run that began after this call has ended.
+    /// Evicts, and returns once a run that began after this call has ended (the runs are
+    /// ``WriteBehindStore``'s: one at a time, two at once could each delete on the other's stale
+    /// stamps).
     func evictNow() async {
-        await withCheckedContinuation { continuation in
-            if requestEviction(waiter: continuation) { Task { await runEvictions() } }
-        }
-    }
-
-    /// Counts a request for an eviction run; whether the caller must start the runs.
-    private func requestEviction(waiter: CheckedContinuation<Void, Never>?) -> Bool {
-        state.withLock { state in
-            state.evictRequested += 1
-            if let waiter { state.evictWaiters.append((state.evictRequested, waiter)) }
-            guard !state.evicting else { return false }
-            state.evicting = true
-            return true
-        }
-    }
-
-    /// Runs ``evictOnce()`` one run at a time (two at once could each delete on the other's stale
-    /// stamps) until every request has been covered by a run that began after it.
-    private func runEvictions() async {
-        while true {
-            let serving = state.withLock { $0.evictRequested }
-            try? await evictOnce()
-            let (done, ready) = state.withLock { state -> (Bool, [CheckedContinuation<Void, Never>]) in
-                let ready = state.evictWaiters.filter { $0.ticket <= serving }.map(\.continuation)
-                state.evictWaiters.removeAll { $0.ticket <= serving }
-                let done = state.evictRequested == serving
-                if done { state.evicting = false }
-                return (done, ready)
-            }
-            for waiter in ready { waiter.resume() }
-            if done { return }
-        }
+        await runNow()
     }
 
     /// Writes the LRU stamps of this instance's hits that wait in memory (put back when the
     /// write fails).
     private func writeStamps() async throws {
         let touched = state.withLock { state -> [String: Double] in
-            guard state.healthy else { return [:] }
-            defer { state.touched = [:] }
-            return state.touched
+            state.healthy ? state.writes.takeStamps() : [:]
         }
         guard !touched.isEmpty else { return }
         let keys = Array(touched.keys)
@@ -446,7 +405,7 @@ public final class PostgresCacheStore: CacheStore, MemoryLookup, CacheFillCoordi
                     """, logger: logger).collect()
             }
         } catch {
-            state.withLock { state in state.touched.merge(touched) { max($0, $1) } }
+            state.withLock { $0.writes.putBack(stamps: touched) }
             throw error
         }
     }

@@ -170,40 +170,23 @@ public struct ClassifyingTransport: ClientTransport {
 }
 
 extension HTTPBody {
-    /// The same bytes, pulled on demand, with errors thrown mid-body classified, and a chunk asked
-    /// for after `deadline` failing as timed out.
+    /// The same bytes, pulled on demand, with errors thrown mid-body classified (through
+    /// ``ClassifyingTransport/classify(_:)``), and a chunk asked for after `deadline` failing as
+    /// timed out.
+    ///
+    /// The deadline is checked before each chunk: a body still arriving when it has passed fails,
+    /// so a server dripping bytes cannot hold the caller for longer; a server that goes silent
+    /// mid-body is cut off by the client's read timeout. (No timer per chunk: that would cost two
+    /// tasks per chunk.)
     fileprivate func mapChunksClassifyingErrors(deadline: ContinuousClock.Instant?) -> HTTPBody {
-        HTTPBody(ClassifiedChunks(base: self, deadline: deadline), length: length, iterationBehavior: iterationBehavior)
-    }
-}
-
-/// An async sequence of body chunks whose errors are passed through ``ClassifyingTransport/classify(_:)``.
-///
-/// The deadline is checked before each chunk: a body still arriving when it has passed fails, so a
-/// server dripping bytes cannot hold the caller for longer; a server that goes silent mid-body is
-/// cut off by the client's read timeout. (No timer per chunk: that would cost two tasks per chunk.)
-private struct ClassifiedChunks: AsyncSequence, Sendable {
-    typealias Element = HTTPBody.ByteChunk
-    let base: HTTPBody
-    let deadline: ContinuousClock.Instant?
-
-    struct AsyncIterator: AsyncIteratorProtocol {
-        var base: HTTPBody.AsyncIterator
-        let deadline: ContinuousClock.Instant?
-
-        mutating func next() async throws -> HTTPBody.ByteChunk? {
-            if let deadline, ContinuousClock.now >= deadline {
-                throw TransportFailure(.timedOut, reason: "the response body did not arrive in time")
+        observed(check: deadline.map { deadline in
+            { @Sendable in
+                if ContinuousClock.now >= deadline {
+                    throw TransportFailure(.timedOut, reason: "the response body did not arrive in time")
+                }
             }
-            do {
-                return try await base.next()
-            } catch {
-                throw ClassifyingTransport.classify(error)
-            }
-        }
+        }, mapError: { ClassifyingTransport.classify($0) })
     }
-
-    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(base: base.makeAsyncIterator(), deadline: deadline) }
 }
 
 extension APIClient {

@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import Freshet
 @testable import FreshetTransports
+import HTTPTypes
 import NIOCore
 import NIOHTTP1
 import NIOSSL
@@ -85,5 +86,48 @@ struct TransportErrorClassifierTests {
         #expect(failure?.kind == .timedOut)
         #expect(HTTP1Transport.failure(NotNetworking(), sent: false) as? TransportFailure
             == TransportFailure(.unreachable, reason: String(describing: NotNetworking())))
+    }
+
+    /// Answers `200` with a body whose first chunk arrives and whose next one fails with `error`.
+    struct FailingBodyTransport: ClientTransport {
+        let error: any Error & Sendable
+
+        func send(_ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String) async throws
+            -> (HTTPResponse, HTTPBody?)
+        {
+            let (chunks, continuation) = AsyncThrowingStream<ArraySlice<UInt8>, any Error>.makeStream()
+            continuation.yield([1, 2, 3])
+            continuation.finish(throwing: error)
+            return (HTTPResponse(status: .ok), HTTPBody(chunks, length: .unknown, iterationBehavior: .single))
+        }
+    }
+
+    /// The body `transport` answers with.
+    static func body(through transport: ClassifyingTransport) async throws -> HTTPBody {
+        let request = HTTPRequest(method: .get, scheme: "http", authority: "example.com", path: "/")
+        let (_, body) = try await transport.send(request, body: nil, baseURL: URL(string: "http://example.com")!,
+                                                 operationID: "t")
+        return try #require(body)
+    }
+
+    @Test("ClassifyingTransport classifies an error thrown mid-body, and fails a chunk asked for past its deadline")
+    func bodyErrorsClassified() async throws {
+        let reset = FailingBodyTransport(error: IOError(errnoCode: ECONNRESET, reason: "read"))
+        var iterator = try await Self.body(through: ClassifyingTransport(base: reset)).makeAsyncIterator()
+        #expect(try await iterator.next() == [1, 2, 3])
+        do {
+            _ = try await iterator.next()
+            Issue.record("the body did not fail")
+        } catch {
+            #expect((error as? TransportFailure)?.kind == .connectionLost)
+        }
+
+        var late = try await Self.body(through: ClassifyingTransport(base: reset, deadline: .zero)).makeAsyncIterator()
+        do {
+            _ = try await late.next()
+            Issue.record("a chunk past the deadline was read")
+        } catch {
+            #expect(error as? TransportFailure == TransportFailure(.timedOut, reason: "the response body did not arrive in time"))
+        }
     }
 }

@@ -3,7 +3,6 @@ import Freshet
 import FreshetCache
 import NIOCore
 import NIOHTTP1
-import Synchronization
 import NIOHTTPTypesHTTP1
 
 /// Stored responses as the proxy writes them: the client's head (``ProxyForwarder/storedHead(_:)``
@@ -12,59 +11,43 @@ import NIOHTTPTypesHTTP1
 /// second of age — so a hit allocates nothing for its answer and converts nothing.
 ///
 /// Shared by every connection of a server. Bounded: past ``capacity`` stored responses or
-/// ``capacityBytes`` of bodies it starts over.
-final class PreparedAnswers: Sendable {
+/// ``capacityBytes`` of bodies it starts over (a `VersionedMemo`, one lock per answer).
+struct PreparedAnswers: Sendable {
     /// A head and body ready to write.
     struct Ready: Sendable {
         var head: HTTPResponseHead
         var body: ByteBuffer
     }
 
-    private struct Entry {
-        var version: CachedResponse.Version
+    /// One stored response, prepared, and its head for the last age and outcome asked for.
+    private struct Entry: Sendable {
         var base: Ready
         var age: Int
         var outcome: CacheOutcome
         var head: HTTPResponseHead
     }
 
-    private struct Key: Hashable {
-        var key: String
-        var variant: String
-    }
-
     static let capacity = 4096
-    let capacityBytes: Int
-    private let state = Mutex<(entries: [Key: Entry], bytes: Int)>(([:], 0))
+    var capacityBytes: Int { memo.capacityBytes }
+    private let memo: VersionedMemo<Entry>
 
     init(capacityBytes: Int = 16 * 1024 * 1024) {
-        self.capacityBytes = capacityBytes
+        memo = VersionedMemo(capacity: Self.capacity, capacityBytes: capacityBytes)
     }
 
     /// The head (with `X-Cache: outcome` and `Age: age`) and body for `stored`.
     func answer(for stored: CachedResponse, age: Int, outcome: CacheOutcome) -> Ready {
-        let key = Key(key: stored.key, variant: stored.variant)
-        let version = stored.version
-        return state.withLock { state in
-            if var entry = state.entries[key], entry.version == version {
-                if entry.age != age || entry.outcome != outcome {
-                    entry.head = Self.head(entry.base.head, age: age, outcome: outcome)
-                    entry.age = age
-                    entry.outcome = outcome
-                    state.entries[key] = entry
-                }
-                return Ready(head: entry.head, body: entry.base.body)
+        memo.withValue(for: stored, make: {
+            let base = Ready(head: HTTPResponseHead(ProxyForwarder.storedHead(stored)), body: ByteBuffer(bytes: stored.body))
+            let entry = Entry(base: base, age: age, outcome: outcome, head: Self.head(base.head, age: age, outcome: outcome))
+            return (entry, stored.body.count)
+        }) { entry in
+            if entry.age != age || entry.outcome != outcome {
+                entry.head = Self.head(entry.base.head, age: age, outcome: outcome)
+                entry.age = age
+                entry.outcome = outcome
             }
-            let base = Ready(head: HTTPResponseHead(ProxyForwarder.storedHead(stored)),
-                             body: ByteBuffer(bytes: stored.body))
-            let entry = Entry(version: version, base: base, age: age, outcome: outcome,
-                              head: Self.head(base.head, age: age, outcome: outcome))
-            if state.entries.count >= Self.capacity || state.bytes + stored.body.count > capacityBytes {
-                state = ([:], 0)
-            }
-            if let old = state.entries.updateValue(entry, forKey: key) { state.bytes -= old.base.body.readableBytes }
-            state.bytes += stored.body.count
-            return Ready(head: entry.head, body: base.body)
+            return Ready(head: entry.head, body: entry.base.body)
         }
     }
 
