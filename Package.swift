@@ -208,6 +208,7 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"), // the demo's transport
                 .product(name: "Rainbow", package: "Rainbow"),
                 // `freshet proxy` runs the proxy and its operator endpoints in one ServiceGroup.
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

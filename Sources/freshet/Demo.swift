@@ -2,23 +2,37 @@ import Foundation
 import FreshetFeeds
 import FreshetSimulator
 import FreshetTerminal
+import HTTPTypes
+import OpenAPIRuntime
 @preconcurrency import Rainbow
+import Synchronization
 
 /// The built-in demo (`--demo`, or `FRESHET_DEMO=1`): the simulated GitHub, Hacker News and Kakao
 /// APIs (FreshetSimulator) served inside this process on 127.0.0.1, and every client pointed at
 /// them, so the apps can be tried with no network, no GitHub token and no Kakao key.
 ///
-/// The demo keeps its own database (`demo/` in the usual folder), so simulated data never mixes
-/// with real data. Its data is generated once per demo folder: the first run writes the instant
-/// the data counts back from, and it listens on the same port every run when that port is free,
-/// so a second run finds the first one's responses in the cache (hits, then `304`s), as it would
-/// with the real APIs.
+/// The demo keeps its own database (`demo/` in the usual folder, `0700`), so simulated data never
+/// mixes with real data. Its data is generated once per demo folder: the first run writes the
+/// instant the data counts back from. The clients address the demo at one fixed origin
+/// (127.0.0.1 on the preferred port) whatever port the server got, and ``DemoTransport`` sends
+/// there, so a second run finds the first one's responses in the cache (hits, then `304`s), as it
+/// would with the real APIs, even when the preferred port was busy.
 enum Demo {
+    /// The port the demo asks for when `FRESHET_DEMO_PORT` does not name one.
+    static let defaultPort = 47_117
+
+    /// Whether this process started the demo (an error that could not reach an API then does not
+    /// suggest `--demo`).
+    static var isRunning: Bool { running.load(ordering: .relaxed) }
+    private static let running = Atomic(false)
+
     /// The port the demo asks for first (`FRESHET_DEMO_PORT`, default 47117; `0` for any free
     /// one); when it is taken, any free one.
-    static func preferredPort(environment: [String: String] = ProcessInfo.processInfo.environment) -> Int {
-        guard let text = environment["FRESHET_DEMO_PORT"], let port = Int(text), (0...65_535).contains(port) else {
-            return 47_117
+    /// - Throws: ``Failure`` when `FRESHET_DEMO_PORT` is set to anything but a port number.
+    static func preferredPort(environment: [String: String] = ProcessInfo.processInfo.environment) throws(Failure) -> Int {
+        guard let text = environment["FRESHET_DEMO_PORT"] else { return defaultPort }
+        guard let port = Int(text.trimmingCharacters(in: .whitespaces)), (0...65_535).contains(port) else {
+            throw Failure(description: "FRESHET_DEMO_PORT must be a port number from 0 to 65535 (0: any free port), not '\(text.prefix(40))'")
         }
         return port
     }
@@ -35,14 +49,41 @@ enum Demo {
         var description: String
     }
 
+    /// The running demo: the configuration every client uses (the demo's origin, folder and key)
+    /// and where the server really listens.
+    struct Started {
+        /// The configuration pointed at ``origin``.
+        var configuration: AppConfiguration
+        /// The origin the clients address (and the HTTP cache keys on): 127.0.0.1 on the
+        /// preferred port, the same on every run.
+        var origin: URL
+        /// Where the server listens: the origin, or another port when that one was busy.
+        var listening: URL
+
+        /// `transport`, sending what is addressed to ``origin`` to ``listening``.
+        func transport(over transport: any ClientTransport) -> any ClientTransport {
+            origin == listening ? transport : DemoTransport(base: transport, origin: origin, listening: listening)
+        }
+    }
+
+    /// The demo's folder in `home`, made `0700` like the rest of Freshet's files.
+    static func folder(in home: URL) -> URL {
+        let folder = home.appendingPathComponent("demo", isDirectory: true)
+        try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        _ = chmod(folder.path, 0o700)
+        return folder
+    }
+
     /// Starts the simulator and returns `configuration` pointed at it, with the demo's database
     /// folder and key. The server runs until the process exits.
-    static func start(_ configuration: AppConfiguration) async throws(Failure) -> AppConfiguration {
-        let home = configuration.home.appendingPathComponent("demo", isDirectory: true)
+    static func start(_ configuration: AppConfiguration) async throws(Failure) -> Started {
+        let preferred = try preferredPort()
+        let home = folder(in: configuration.home)
         let simulator = Simulator(configuration: SimulatorConfiguration(
             kakaoAPIKey: "freshet-demo", enforceRateLimits: false, anchorDate: anchor(in: home)))
+        let origin = URL(string: "http://127.0.0.1:\(preferred == 0 ? defaultPort : preferred)")!
         var lastError = "no port"
-        for port in Set([preferredPort(), 0]).sorted(by: >) {
+        for port in Set([preferred, 0]).sorted(by: >) {
             let (bound, continuation) = AsyncStream<Result<Int, any Error>>.makeStream()
             Task {
                 do {
@@ -58,7 +99,9 @@ enum Demo {
                     if Terminal.stderrIsTTY {
                         printError("demo: simulated GitHub, Hacker News and Kakao on 127.0.0.1:\(port); nothing leaves this machine".dim)
                     }
-                    return pointed(configuration, at: URL(string: "http://127.0.0.1:\(port)")!, home: home)
+                    running.store(true, ordering: .relaxed)
+                    return Started(configuration: pointed(configuration, at: origin, home: home), origin: origin,
+                                   listening: URL(string: "http://127.0.0.1:\(port)")!)
                 case .failure(let error):
                     lastError = "\(error)"
                 }
@@ -93,11 +136,28 @@ enum Demo {
         }
         let now = Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
         do {
-            try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
             try Data("\(Int(now.timeIntervalSince1970))\n".utf8).write(to: file, options: .atomic)
         } catch {
             return nil
         }
         return now
+    }
+}
+
+/// The demo's transport: a request addressed to the demo's fixed origin goes to the port its server
+/// really got, so the HTTP cache, the logs and the stored URLs see the same origin on every run.
+struct DemoTransport: ClientTransport {
+    let base: any ClientTransport
+    let origin: URL
+    let listening: URL
+
+    func send(_ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String) async throws -> (HTTPResponse, HTTPBody?) {
+        var baseURL = baseURL
+        if baseURL.host == origin.host, baseURL.port == origin.port,
+           var components = URLComponents(url: baseURL, resolvingAgainstBaseURL: false) {
+            components.port = listening.port
+            baseURL = components.url ?? baseURL
+        }
+        return try await base.send(request, body: body, baseURL: baseURL, operationID: operationID)
     }
 }

@@ -40,9 +40,12 @@ struct CommonOptions: ParsableArguments {
             printError("error: \(error.description)")
             throw ExitStatus.failure
         }
+        var transport = Transports.named(self.transport.rawValue)
         if Demo.isRequested(flag: demo) {
             do {
-                configuration = try await Demo.start(configuration)
+                let demo = try await Demo.start(configuration)
+                configuration = demo.configuration
+                transport = demo.transport(over: transport)
             } catch {
                 printError("error: \(error.description)")
                 throw ExitStatus.failure
@@ -50,7 +53,7 @@ struct CommonOptions: ParsableArguments {
         }
         do {
             let context = try AppContext(
-                configuration: configuration, transport: Transports.named(transport.rawValue), logger: logger(),
+                configuration: configuration, transport: transport, logger: logger(),
                 warn: { printError("warning: \($0)") })
             OpenContexts.shared.add(context)
             return context
@@ -146,7 +149,11 @@ func explain(_ error: APIError, subject: String) -> String {
         }
         return text + "."
     case .unreachable(let url, _):
-        return "could not connect to \(url) (\(error.reason ?? "")). Check the network, or FRESHET_*_URL if you set one."
+        return "could not connect to \(url) (\(error.reason ?? "")). Check the network, or FRESHET_*_URL if you set one"
+            + (Demo.isRunning ? "." : "; --demo runs the command against the built-in simulated APIs.")
+    case .timedOut(let url, _):
+        return "\(url) did not answer in time. Check the network, or FRESHET_*_URL if you set one"
+            + (Demo.isRunning ? "." : "; --demo runs the command against the built-in simulated APIs.")
     default:
         return error.description
     }

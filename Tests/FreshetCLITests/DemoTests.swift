@@ -63,6 +63,39 @@ struct DemoTests {
         }
     }
 
+    @Test("--demo with its port busy: another port, yet the second run is still a cache hit; the folder is 0700")
+    func busyPortStillCached() async throws {
+        try await withHome { home in
+            // Bound by this process without SO_REUSEADDR: the demo cannot have it on either run.
+            let busy = try #require(try await closedLoopbackURL().port)
+            let environment = ["FRESHET_DEMO_PORT": "\(busy)"]
+            let first = try await runBare(home, ["feed", "--demo", "--limit", "3", "-v", "--json"], environment)
+            #expect(first.status == 0, "\(first.stderr)")
+            #expect(first.stderr.contains("cache=miss"), "\(first.stderr)")
+            let second = try await runBare(home, ["feed", "--demo", "--limit", "3", "-v", "--json"], environment)
+            #expect(second.status == 0, "\(second.stderr)")
+            #expect(second.stderr.contains("cache=hit") && !second.stderr.contains("cache=miss"), "\(second.stderr)")
+            #expect(second.stdout == first.stdout && !first.stdout.isEmpty)
+            let attributes = try FileManager.default.attributesOfItem(atPath: home.appendingPathComponent("demo").path)
+            #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o700)
+        }
+    }
+
+    @Test("An invalid FRESHET_DEMO_PORT is an error that names it; an unreachable API suggests --demo")
+    func badPortAndHint() async throws {
+        try await withHome { home in
+            for value in ["http", "70000", "-1"] {
+                let result = try await runBare(home, ["hn", "--demo", "--limit", "1"], ["FRESHET_DEMO_PORT": value])
+                #expect(result.status == 1, "\(value): \(result.stdout)")
+                #expect(result.stderr.contains("FRESHET_DEMO_PORT must be a port number"), "\(value): \(result.stderr)")
+            }
+            let closed = try await closedLoopbackURL().absoluteString
+            let offline = try await runBare(home, ["repo", "apple/swift"], ["FRESHET_GITHUB_URL": closed])
+            #expect(offline.status == 2)
+            #expect(offline.stderr.contains("could not connect") && offline.stderr.contains("--demo runs the command"), "\(offline.stderr)")
+        }
+    }
+
     @Test("A bad FRESHET_DEMO value is not the demo; a usage error is still a usage error")
     func switches() async throws {
         try await withHome { home in
