@@ -383,12 +383,14 @@ public struct ProxyForwarder: Sendable {
         return response
     }
 
-    /// An answer the proxy makes itself: a short plain-text body, never cached downstream.
+    /// An answer the proxy makes itself: a short plain-text body, never cached downstream, with
+    /// `X-Cache: MISS` and `Cache-Status` saying the cache had nothing to serve (`detail=error`).
     static func generated(_ status: HTTPResponse.Status, _ message: String) -> ProxyResponse {
         let body = Data((message + "\n").utf8)
         let fields: HTTPFields = [
             .contentType: "text/plain; charset=utf-8", .contentLength: String(body.count),
             .cacheControl: "no-store", .date: HTTPDate.format(Date()), .via: ProxyHeaders.via,
+            .xCache: "MISS", .cacheStatus: "freshet; fwd=miss; detail=error",
         ]
         return ProxyResponse(head: HTTPResponse(status: status, headerFields: fields), body: HTTPBody(body),
                              outcome: nil, discarded: nil)

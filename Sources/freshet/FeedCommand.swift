@@ -106,6 +106,8 @@ struct FeedCommand: AsyncParsableCommand {
             staleReasons.append("\(repository): \(explain(error, subject: "repository \(repository)"))")
         }
         if watch {
+            // The polls go on, so say now what failed, as each later poll does.
+            for reason in staleReasons { printError("warning: refresh failed: \(reason)") }
             try await FeedWatcher(feed: feed, repositories: repositories, limit: limit, multi: multi, context: context)
                 .run(initial: events, interval: FeedWatcher.interval(pollIntervals))
             return

@@ -180,4 +180,26 @@ struct FeedWatchTests {
             }
         }
     }
+
+    @Test("--watch with the network down: the stored feed, and the failure said at once, before the first poll")
+    func watchOffline() async throws {
+        try await withFreshetCLI { cli in
+            let executable = try #require(builtProduct("freshet"))
+            let stored = try await runProcess(executable, ["feed", "ReactiveX/RxSwift", "--limit", "3"], environment: cli.baseEnvironment)
+            #expect(stored.status == 0, "\(stored.stderr)")
+            var offline = cli.baseEnvironment
+            offline["FRESHET_GITHUB_URL"] = try await closedLoopbackURL().absoluteString
+            let arguments = ["feed", "ReactiveX/RxSwift", "--watch", "--refresh", "--limit", "3"]
+            try await withRunningProcess(executable, arguments, environment: offline) { child in
+                let waiting = await eventually { child.stderr.contains("next poll at") }
+                #expect(waiting, "\(child.stderr)")
+                let warning = try #require(child.stderr.range(of: "warning: refresh failed"), "\(child.stderr)")
+                let firstPoll = try #require(child.stderr.range(of: "next poll at"))
+                #expect(warning.lowerBound < firstPoll.lowerBound, "the warning comes first: \(child.stderr)")
+                #expect(child.firstLine + "\n" + child.stdout == stored.stdout, "the stored feed is shown")
+                child.signal(SIGINT)
+                #expect(await child.waitForExit(timeout: 10) == 0)
+            }
+        }
+    }
 }

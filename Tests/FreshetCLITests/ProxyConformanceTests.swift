@@ -111,6 +111,27 @@ struct ProxyConformanceTests {
         }
     }
 
+    @Test("A bodiless M-SEARCH or OPTIONS goes out as sent, without a Content-Length; --log spells M-SEARCH")
+    func bodilessExtensionMethods() async throws {
+        let origin = try RawOrigin(responses: [Self.answer([], body: ""), Self.answer([], body: "")])
+        defer { origin.stop() }
+        try await withFreshetCLI { cli in
+            try await withProxy(cli, ["--log"], origin: origin.url.absoluteString) { child, base in
+                for method in ["M-SEARCH", "OPTIONS"] {
+                    let response = try await curl(["-X", method, base + "/test/x"])
+                    #expect(response.status == 200, "\(method)")
+                }
+                #expect(origin.received.map(\.method) == ["M-SEARCH", "OPTIONS"])
+                for request in origin.received {
+                    #expect(!request.headerLines.contains { $0.lowercased().hasPrefix("content-length") }, "\(request.headerLines)")
+                }
+                let logged = await eventually { child.stderr.split(separator: "\n").count >= 2 }
+                #expect(logged, "\(child.stderr)")
+                #expect(child.stderr.split(separator: "\n").map { $0.split(separator: " ").first.map(String.init) } == ["M-SEARCH", "OPTIONS"])
+            }
+        }
+    }
+
     @Test("A PUT on a kept-alive connection the origin closed before answering goes again on a new one (the suite's PUT /config)")
     func putAfterIdleClose() async throws {
         let kept = "HTTP/1.1 200 OK\r\nCache-Control: no-store\r\nContent-Length: 3\r\n\r\none"

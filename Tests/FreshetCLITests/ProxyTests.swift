@@ -384,14 +384,19 @@ struct ProxyTests {
                 #expect(response.status == 502)
                 #expect(response.header("Content-Type")?.hasPrefix("text/plain") == true)
                 #expect(response.body.contains("could not reach the origin"))
+                #expect(response.header("X-Cache") == "MISS")
+                #expect(response.header("Cache-Status") == "freshet; fwd=miss; detail=error")
             }
             let control = SimControl(cli.sim)
             try await control.script("slow", headers: [("Cache-Control", "max-age=300")], body: "late")
-            try await control.setLatency(route: "/scripted/slow", milliseconds: 4000)
+            // Held at the simulator until the proxy has given up on it.
+            try await control.hold(route: "/scripted/slow")
             try await withProxy(cli, ["--timeout", "1"]) { _, base in
                 let response = try await curl([base + "/scripted/slow"])
+                try await control.release(route: "/scripted/slow")
                 #expect(response.status == 504)
                 #expect(response.body.contains("did not answer in time"))
+                #expect(response.header("X-Cache") == "MISS")
             }
         }
     }

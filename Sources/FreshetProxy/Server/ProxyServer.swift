@@ -124,11 +124,20 @@ public struct ProxyServer: Service, Sendable {
         ProxyOperatorServer(proxy: self, host: host, port: port, onListening: onListening)
     }
 
+    /// `head` with its method as the client wrote it: NIO reads `M-SEARCH` as its `.MSEARCH`,
+    /// which HTTP types spell without the hyphen, so the log would say `MSEARCH`.
+    static func spelledAsSent(_ head: HTTPRequest) -> HTTPRequest {
+        guard head.method.rawValue == "MSEARCH", let spelled = HTTPRequest.Method("M-SEARCH") else { return head }
+        var head = head
+        head.method = spelled
+        return head
+    }
+
     /// Forwards one request and writes the answer, streaming its body.
     static func respond(to request: Request, writer: consuming ResponseWriter, forwarder: ProxyForwarder,
                         log: (@Sendable (ProxyLogEntry) -> Void)?) async throws {
         let start = ContinuousClock.now
-        let head = request.head
+        let head = spelledAsSent(request.head)
         let relay = bodyRelay(for: request)
         // The hit path: what the store answers is written at once — no task, no origin-side chain.
         if relay == nil, let answer = await forwarder.storedAnswer(head) {

@@ -153,8 +153,10 @@ public struct HTTP1Transport: ClientTransport {
         headers.addExceptFraming(request.headerFields)
         switch bodyLength {
         case .none, .known(0):
-            // RFC 9110 §8.6: no Content-Length for a bodiless request whose method expects no body.
-            if ![.get, .head, .delete, .connect, .trace].contains(request.method) {
+            // RFC 9110 §8.6: `Content-Length: 0` only where the method defines a meaning for
+            // content (POST, PUT, PATCH); a bodiless GET, OPTIONS or extension method (M-SEARCH,
+            // PURGE) goes without, as its client sent it.
+            if [.post, .put, .patch].contains(request.method) {
                 headers.add(name: "Content-Length", value: "0")
             }
         case .known(let length):
