@@ -40,6 +40,7 @@ struct CommonOptions: ParsableArguments {
             printError("error: \(error.description)")
             throw ExitStatus.failure
         }
+        let logger = try logger()
         var transport = Transports.named(self.transport.rawValue)
         if Demo.isRequested(flag: demo) {
             do {
@@ -53,20 +54,29 @@ struct CommonOptions: ParsableArguments {
         }
         do {
             let context = try AppContext(
-                configuration: configuration, transport: transport, logger: logger(),
+                configuration: configuration, transport: transport, logger: logger,
                 warn: { printError("warning: \($0)") })
             OpenContexts.shared.add(context)
             return context
         } catch {
-            printError("error: could not open the database in \(configuration.home.path): \(error)")
+            printError("error: could not open the database in \(configuration.home.path): \(readableReason(error)). "
+                       + "Set FRESHET_HOME to a folder this user can write to.")
             throw ExitStatus.failure
         }
     }
 
     /// A stderr logger when asked for (`--verbose` or `FRESHET_LOG`), else none.
-    func logger() -> Logger? {
+    /// - Throws: ``ExitStatus/failure`` (after saying why) when `FRESHET_LOG` names no level.
+    func logger() throws -> Logger? {
         let environment = ProcessInfo.processInfo.environment
-        let level = environment["FRESHET_LOG"].flatMap { Logger.Level(rawValue: $0.lowercased()) }
+        var level: Logger.Level?
+        if let text = environment["FRESHET_LOG"], !text.isEmpty {
+            guard let named = Logger.Level(rawValue: text.lowercased()) else {
+                printError("error: FRESHET_LOG must be one of info, debug or trace (or notice, warning, error, critical), not '\(text.prefix(40))'")
+                throw ExitStatus.failure
+            }
+            level = named
+        }
         guard verbose || level != nil else { return nil }
         var logger = Logger(label: "freshet.http") { StreamLogHandler.standardError(label: $0) }
         logger.logLevel = level ?? .info
@@ -111,6 +121,24 @@ enum ExitStatus {
 /// Writes a line to standard output, at once, so progress and results interleave correctly.
 func output(_ text: String) {
     FileHandle.standardOutput.write(Data((text + "\n").utf8))
+}
+
+/// A file-system error in words: the system's reason under Foundation's wrapper ("Not a
+/// directory (/tmp/x)") rather than its `NSCocoaErrorDomain` dump; other errors as they describe
+/// themselves.
+func readableReason(_ error: any Error) -> String {
+    let posix: (any Error)?
+    let path: String?
+    if let cocoa = error as? CocoaError {
+        (posix, path) = (cocoa.underlying, cocoa.filePath ?? cocoa.url?.path)
+    } else if (error as NSError).domain == NSPOSIXErrorDomain {
+        (posix, path) = (error, nil)
+    } else {
+        return "\(error)"
+    }
+    let code = posix.map { ($0 as NSError).code } ?? 0
+    let reason = code > 0 ? String(cString: strerror(Int32(code))) : (error as NSError).localizedDescription
+    return path.map { "\(reason) (\($0))" } ?? reason
 }
 
 /// Writes a line to standard error.

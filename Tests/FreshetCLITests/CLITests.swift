@@ -21,4 +21,35 @@ struct CLITests {
         #expect(result.status != 0)
         #expect(result.stderr.contains("frobnicate"))
     }
+
+    @Test("FRESHET_LOG: an unknown level is an error naming it; debug adds the validators and rate-limit fields, trace every field")
+    func logLevels() async throws {
+        try await withFreshetCLI { cli in
+            let bogus = try await cli.run("repo", "apple/swift", environment: ["FRESHET_LOG": "bogus"])
+            #expect(bogus.status == 1)
+            #expect(bogus.stderr.contains("FRESHET_LOG must be one of info, debug or trace"), "\(bogus.stderr)")
+            let info = try await cli.run("repo", "apple/swift", "--refresh", environment: ["FRESHET_LOG": "info"])
+            #expect(info.status == 0 && info.stderr.contains("GET ") && !info.stderr.contains("etag"), "\(info.stderr)")
+            let debug = try await cli.run("repo", "apple/swift", "--refresh", environment: ["FRESHET_LOG": "debug"])
+            #expect(debug.status == 0)
+            #expect(debug.stderr.contains("validators and limits"), "\(debug.stderr)")
+            #expect(debug.stderr.contains("request=cache-control: max-age=0") && debug.stderr.contains("etag: ")
+                    && debug.stderr.contains("x-ratelimit-remaining: "), "\(debug.stderr)")
+            #expect(!debug.stderr.contains("response headers"), "all fields only at trace")
+            let trace = try await cli.run("repo", "apple/swift", "--refresh", environment: ["FRESHET_LOG": "trace"])
+            #expect(trace.stderr.contains("response headers") && trace.stderr.contains("content-type"), "\(trace.stderr)")
+        }
+    }
+
+    @Test("An unusable FRESHET_HOME: the system's reason and what to do, not Foundation's error dump")
+    func unusableHome() async throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("freshet-file-\(UUID().uuidString)")
+        try Data().write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let result = try await runProcess(try freshet(), ["hn", "--demo", "--limit", "1"],
+                                          environment: ["FRESHET_HOME": file.appendingPathComponent("sub").path])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("Not a directory") && result.stderr.contains("Set FRESHET_HOME"), "\(result.stderr)")
+        #expect(!result.stderr.contains("NSCocoaErrorDomain"), "\(result.stderr)")
+    }
 }
