@@ -13,10 +13,10 @@ struct CacheCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Show what the local store holds and how the HTTP cache has answered.")
 
-        @OptionGroup var common: CommonOptions
+        @OptionGroup var common: StoreOptions
 
         func run() async throws {
-            let context = try await common.makeContext()
+            let context = try common.makeContext()
             let stats = try await context.cacheStore.stats()
             let feedEvents = try await FeedStore(writer: context.database.writer).totalCount()
             let path = context.database.path?.path ?? "(in memory)"
@@ -41,9 +41,9 @@ struct CacheCommand: AsyncParsableCommand {
             let outcomes = ["hit", "revalidated", "miss", "stale"].map { "\($0) \(stats.outcomes[$0] ?? 0)" }
             let rows = [
                 ["database", path],
-                ["HTTP cache", "\(stats.entries) responses, \(Self.bytes(stats.bytes))"],
+                ["HTTP cache", "\(counted(stats.entries, "response")), \(Self.bytes(stats.bytes))"],
                 ["answers", outcomes.joined(separator: ", ")],
-                ["feed", "\(feedEvents) stored events"],
+                ["feed", "\(counted(feedEvents, "stored event"))"],
             ]
             output(TextLayout.columns(rows).joined(separator: "\n"))
         }
@@ -61,16 +61,27 @@ struct CacheCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Empty the local store: the HTTP cache and the stored feeds.")
 
-        @OptionGroup var common: CommonOptions
+        @OptionGroup var common: StoreOptions
 
         func run() async throws {
-            let context = try await common.makeContext()
+            let context = try common.makeContext()
             let before = try await context.cacheStore.stats()
             let feed = FeedStore(writer: context.database.writer)
             let events = try await feed.totalCount()
             try await context.cacheStore.removeAll()
             try await feed.removeAll()
-            output("removed \(before.entries) cached responses and \(events) stored events")
+            if common.json {
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.sortedKeys]
+                try printJSON(["removed_responses": before.entries, "removed_feed_events": events], encoder: encoder)
+            } else {
+                output("removed \(counted(before.entries, "cached response")) and \(counted(events, "stored event"))")
+            }
         }
     }
+}
+
+/// `count` and `noun`, plural unless the count is 1: "1 response", "2 responses".
+func counted(_ count: Int, _ noun: String) -> String {
+    "\(count) \(noun)\(count == 1 ? "" : "s")"
 }

@@ -15,8 +15,8 @@ struct FeedCommand: AsyncParsableCommand {
             costs a 304, not a rate-limit hit) and is skipped entirely while the last answer is fresh.
             """)
 
-    @Argument(help: "The repository as OWNER/REPO.")
-    var repository = "ReactiveX/RxSwift"
+    @Argument(help: "The repository as OWNER/REPO (default: ReactiveX/RxSwift).")
+    var repository: String?
 
     @Option(help: ArgumentHelp("Merge the feeds of the top N Swift repositories instead.", valueName: "N"))
     var topSwift: Int?
@@ -36,8 +36,13 @@ struct FeedCommand: AsyncParsableCommand {
         if let topSwift, !(1...30).contains(topSwift) {
             throw ValidationError("--top-swift must be between 1 and 30.")
         }
-        if topSwift == nil, RepositoryName(repository) == nil {
-            throw ValidationError("'\(repository)' is not a repository; expected OWNER/REPO, like ReactiveX/RxSwift.")
+        if let repository {
+            if topSwift != nil {
+                throw ValidationError("give a repository or --top-swift N, not both.")
+            }
+            if RepositoryName(repository) == nil {
+                throw ValidationError("'\(repository)' is not a repository; expected OWNER/REPO, like ReactiveX/RxSwift.")
+            }
         }
     }
 
@@ -52,7 +57,7 @@ struct FeedCommand: AsyncParsableCommand {
                 throw report(error, subject: "the top Swift repositories")
             }
         } else {
-            repositories = [RepositoryName(repository)!]
+            repositories = [RepositoryName(repository ?? "ReactiveX/RxSwift")!]
         }
         let multi = repositories.count > 1
         let subject = multi ? "the feeds" : "repository \(repositories[0])"

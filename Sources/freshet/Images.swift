@@ -14,6 +14,12 @@ struct ImageOptions: ParsableArguments {
     @Option(name: .long, help: "Inline images: auto (detect the terminal), kitty, iterm2, or never.")
     var images: ImageChoice = .auto
 
+    func validate() throws {
+        if noImages, images != .auto, images != .never {
+            throw ValidationError("--no-images and --images \(images.rawValue) contradict each other; give one.")
+        }
+    }
+
     /// The protocol to draw with, or `nil` for no pictures: `auto` detects the terminal (off in a
     /// pipe, in tmux and screen); a forced protocol draws even to a file.
     var drawing: InlineImageProtocol? {

@@ -1,10 +1,12 @@
 import ArgumentParser
 import Foundation
+import HTTPTypes
 import Freshet
 import FreshetFeeds
 import FreshetTerminal
 import FreshetTransports
 import Logging
+import OpenAPIRuntime
 import Synchronization
 
 /// Options shared by every data command.
@@ -52,17 +54,7 @@ struct CommonOptions: ParsableArguments {
                 throw ExitStatus.failure
             }
         }
-        do {
-            let context = try AppContext(
-                configuration: configuration, transport: transport, logger: logger,
-                warn: { printError("warning: \($0)") })
-            OpenContexts.shared.add(context)
-            return context
-        } catch {
-            printError("error: could not open the database in \(configuration.home.path): \(readableReason(error)). "
-                       + "Set FRESHET_HOME to a folder this user can write to.")
-            throw ExitStatus.failure
-        }
+        return try openContext(configuration, transport: transport, logger: logger)
     }
 
     /// A stderr logger when asked for (`--verbose` or `FRESHET_LOG`), else none.
@@ -81,6 +73,45 @@ struct CommonOptions: ParsableArguments {
         var logger = Logger(label: "freshet.http") { StreamLogHandler.standardError(label: $0) }
         logger.logLevel = level ?? .info
         return logger
+    }
+}
+
+/// Options of the commands that only read or empty the local store (`cache stats|clear`): no
+/// request is made, so there is nothing to refresh, log or choose a transport for.
+struct StoreOptions: ParsableArguments {
+    @Flag(name: .long, help: "Print JSON on stdout instead of text.")
+    var json = false
+
+    @Flag(name: .long, help: "The built-in demo's store (demo/ in the usual folder; also FRESHET_DEMO=1). No server is started.")
+    var demo = false
+
+    /// The app context over the store (the user's, or the demo's folder), with no server started.
+    func makeContext() throws -> AppContext {
+        Terminal.configure()
+        var configuration: AppConfiguration
+        do {
+            configuration = try AppConfiguration.from()
+        } catch {
+            printError("error: \(error.description)")
+            throw ExitStatus.failure
+        }
+        if Demo.isRequested(flag: demo) { configuration.home = Demo.folder(in: configuration.home) }
+        return try openContext(configuration, transport: Transports.named(TransportChoice.ahc.rawValue), logger: nil)
+    }
+}
+
+/// Opens the app context (its database) for `configuration`, registered to be flushed at exit;
+/// a database that cannot be opened is reported with the reason and what to do.
+func openContext(_ configuration: AppConfiguration, transport: any ClientTransport, logger: Logger?) throws -> AppContext {
+    do {
+        let context = try AppContext(configuration: configuration, transport: transport, logger: logger,
+                                     warn: { printError("warning: \($0)") })
+        OpenContexts.shared.add(context)
+        return context
+    } catch {
+        printError("error: could not open the database in \(configuration.home.path): \(readableReason(error)). "
+                   + "Set FRESHET_HOME to a folder this user can write to.")
+        throw ExitStatus.failure
     }
 }
 
@@ -166,16 +197,24 @@ func explain(_ error: APIError, subject: String) -> String {
         return "\(subject) not found."
     case .httpStatus(401, let message, _, _):
         return "the server refused the credentials\(message.map { " (\($0))" } ?? ""). Check GITHUB_TOKEN / KAKAO_REST_API_KEY."
-    case .rateLimited(let resetAt, let message, _, _):
+    case .rateLimited(let resetAt, let message, let url, let response):
         var text = "rate limit reached"
-        if let message, !message.isEmpty { text += " (\(message.prefix(120)))" }
+        if let said = message.flatMap(firstSentence) { text += ": " + said }
         if let resetAt {
-            text += "; it resets at \(resetAt.formatted(date: .omitted, time: .shortened)) (\(TextLayout.relativeTime(resetAt)))"
+            text += (text.hasSuffix(".") ? " It" : "; it")
+                + " resets at \(resetAt.formatted(date: .omitted, time: .shortened)), \(TextLayout.relativeTime(resetAt))"
         }
-        if ProcessInfo.processInfo.environment["GITHUB_TOKEN"] == nil, ProcessInfo.processInfo.environment["GH_TOKEN"] == nil {
-            text += ". Set GITHUB_TOKEN to raise GitHub's limit from 60 to 5000 requests an hour"
+        text += text.hasSuffix(".") ? "" : "."
+        let environment = ProcessInfo.processInfo.environment
+        // GitHub's budgets: the search API has its own, by the minute.
+        if let resource = response?.head.headerFields[HTTPField.Name("X-RateLimit-Resource")!]
+            ?? (URL(string: url)?.path.hasPrefix("/search/") == true ? "search" : nil),
+           environment["GITHUB_TOKEN"] == nil, environment["GH_TOKEN"] == nil {
+            text += resource == "search"
+                ? " Set GITHUB_TOKEN to raise GitHub's search limit from 10 to 30 requests a minute."
+                : " Set GITHUB_TOKEN to raise GitHub's limit from 60 to 5000 requests an hour."
         }
-        return text + "."
+        return text
     case .unreachable(let url, _):
         return "could not connect to \(url) (\(error.reason ?? "")). Check the network, or FRESHET_*_URL if you set one"
             + (Demo.isRunning ? "." : "; --demo runs the command against the built-in simulated APIs.")
@@ -185,6 +224,22 @@ func explain(_ error: APIError, subject: String) -> String {
     default:
         return error.description
     }
+}
+
+/// The first sentence of a server's message, whole (GitHub's rate-limit message goes on with a
+/// parenthesised aside about authenticated requests); at most about 160 characters, cut between
+/// words. `nil` for an empty message.
+func firstSentence(_ message: String) -> String? {
+    let text = TextLayout.singleLine(message).trimmingCharacters(in: .whitespaces)
+    guard !text.isEmpty else { return nil }
+    var end = text.endIndex
+    if let stop = text.range(of: ". ") { end = text.index(after: stop.lowerBound) }
+    var sentence = String(text[..<end])
+    if sentence.count > 160 {
+        let cut = sentence.prefix(160)
+        sentence = String(cut[..<(cut.lastIndex(of: " ") ?? cut.endIndex)]) + "…"
+    }
+    return sentence
 }
 
 /// After stored or cached data was shown although the refresh failed: warns on stderr with the

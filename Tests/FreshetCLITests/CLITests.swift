@@ -52,4 +52,16 @@ struct CLITests {
         #expect(result.stderr.contains("Not a directory") && result.stderr.contains("Set FRESHET_HOME"), "\(result.stderr)")
         #expect(!result.stderr.contains("NSCocoaErrorDomain"), "\(result.stderr)")
     }
+
+    @Test("Options that contradict each other are a usage error that names them, not one dropped in silence",
+          arguments: [
+              (["feed", "--top-swift", "3", "apple/swift"], "not both"),
+              (["user", "octocat", "--no-images", "--images", "iterm2"], "--no-images and --images iterm2"),
+              (["blogs", "x", "--no-images", "--images", "kitty"], "--no-images and --images kitty"),
+          ])
+    func contradictions(arguments: [String], named: String) async throws {
+        let result = try await runProcess(try freshet(), arguments)
+        #expect(result.status == 1, "\(arguments)")
+        #expect(result.stderr.contains(named), "\(arguments): \(result.stderr)")
+    }
 }

@@ -28,15 +28,37 @@ struct CacheCommandTests {
             #expect(FileManager.default.fileExists(atPath: cli.home.appendingPathComponent("freshet.sqlite").path))
 
             let human = try await cli.run("cache", "stats")
-            #expect(human.stdout.contains("1 responses"))
+            #expect(human.stdout.contains("HTTP cache  1 response, "), "\(human.stdout)")
 
-            let clear = try await cli.run("cache", "clear")
+            let clear = try await cli.run("cache", "clear", "--json")
             #expect(clear.status == 0)
-            #expect(clear.stdout.contains("removed 1 cached responses"))
+            let removed = try #require(try JSONSerialization.jsonObject(with: Data(clear.stdout.utf8)) as? [String: Int], "\(clear.stdout)")
+            #expect(removed["removed_responses"] == 1)
+            #expect((removed["removed_feed_events"] ?? 0) > 0)
             let after = try await cli.run("cache", "stats", "--json")
             let emptied = try #require(try JSONSerialization.jsonObject(with: Data(after.stdout.utf8)) as? [String: Any])
             #expect(emptied["entries"] as? Int == 0)
             #expect(emptied["feed_events"] as? Int == 0)
+            #expect(try await cli.run("cache", "clear").stdout == "removed 0 cached responses and 0 stored events\n")
+        }
+    }
+
+    @Test("cache stats|clear take no request options; --demo reads the demo's store without starting its server")
+    func storeOptionsOnly() async throws {
+        try await withFreshetCLI { cli in
+            for option in ["--refresh", "--allow-stale", "-v", "--transport"] {
+                let result = try await cli.run("cache", "stats", option)
+                #expect(result.status != 0, "\(option) is refused")
+                #expect(result.stderr.contains(option), "\(option): \(result.stderr)")
+            }
+            // The demo's store, after one demo run. A demo server that started would read
+            // FRESHET_DEMO_PORT and refuse this one.
+            #expect(try await cli.run("hn", "--demo", "--limit", "2", environment: ["FRESHET_DEMO_PORT": "0"]).status == 0)
+            let stats = try await cli.run("cache", "stats", "--demo", "--json", environment: ["FRESHET_DEMO_PORT": "not-a-port"])
+            #expect(stats.status == 0, "\(stats.stderr)")
+            let json = try #require(try JSONSerialization.jsonObject(with: Data(stats.stdout.utf8)) as? [String: Any])
+            #expect((json["database"] as? String)?.hasSuffix("/demo/freshet.sqlite") == true, "\(stats.stdout)")
+            #expect((json["entries"] as? Int ?? 0) >= 3, "the list and two items")
         }
     }
 

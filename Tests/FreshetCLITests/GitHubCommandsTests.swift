@@ -184,9 +184,21 @@ struct GitHubCommandsTests {
             try await SimControl(cli.sim).post("ratelimit", ["resource": "search", "remaining": 0, "reset": reset])
             let result = try await cli.run("repos", "swift")
             #expect(result.status == 2)
-            #expect(result.stderr.contains("rate limit"))
-            #expect(result.stderr.contains("resets at"))
-            #expect(result.stderr.contains("GITHUB_TOKEN"))
+            #expect(result.stderr.contains("rate limit reached: API rate limit exceeded for 127.0.0.1. It resets at"), "\(result.stderr)")
+            #expect(result.stderr.contains("Set GITHUB_TOKEN to raise GitHub's search limit from 10 to 30 requests a minute."))
+            #expect(!result.stderr.contains("(But here's") && !result.stderr.contains("60 to 5000"), "\(result.stderr)")
+        }
+    }
+
+    @Test("repo: the core rate limit, in one sentence, names the core budget")
+    func coreRateLimited() async throws {
+        try await withFreshetCLI { cli in
+            let reset = Int(Date().timeIntervalSince1970) + 600
+            try await SimControl(cli.sim).post("ratelimit", ["resource": "core", "remaining": 0, "reset": reset])
+            let result = try await cli.run("repo", "apple/swift")
+            #expect(result.status == 2)
+            #expect(result.stderr.contains("rate limit reached: API rate limit exceeded for 127.0.0.1. It resets at"), "\(result.stderr)")
+            #expect(result.stderr.hasSuffix("Set GITHUB_TOKEN to raise GitHub's limit from 60 to 5000 requests an hour.\n"), "\(result.stderr)")
         }
     }
 
