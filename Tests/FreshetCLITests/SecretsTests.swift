@@ -79,7 +79,7 @@ struct SecretsTests {
                 (["repo", "ReactiveX/RxSwift", "-v"], [0]), (["repos", "swift", "--limit", "3", "-v"], [0]),
                 (["repos", "swift", "--json", "-v"], [0]),
                 (["blogs", "스위프트", "-v"], [0]), (["blogs", "swift", "--json", "-v"], [0]),
-                (["cache", "stats", "-v"], [0]), (["cache", "stats", "--json"], [0]),
+                (["cache", "stats"], [0]), (["cache", "stats", "--json"], [0]),
             ]
             var results: [([String], ProcessResult)] = []
             for run in runs {
