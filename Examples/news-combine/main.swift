@@ -21,6 +21,7 @@ import FreshetFeeds
 import FreshetTerminal
 import FreshetTransports
 import HackerNewsAPI
+import Synchronization
 
 @main
 struct NewsCombine: AsyncParsableCommand {
@@ -51,8 +52,7 @@ struct NewsCombine: AsyncParsableCommand {
         // The News app's pipeline: the list, then one publisher per story merged into one
         // stream, scanned into a growing list, each version sorted by rank.
         let stories = client.publisher(for: HackerNews.stories(.top))
-            .map { ids in Array(unique(ids).prefix(limit)) }
-            .flatMap { ids in Publishers.MergeMany(ids.enumerated().map { offset, id in story(id, rank: offset + 1, client) }) }
+            .flatMap { ids in visibleStories(unique(ids), from: 0, wanted: limit, client) }
             .scan([RankedStory]()) { stories, story in stories + [story] }
             .map { stories in stories.sorted { $0.rank < $1.rank } }
 
@@ -83,12 +83,26 @@ struct NewsCombine: AsyncParsableCommand {
     }
 }
 
-/// One story as a publisher of at most one ranked story: null, deleted and dead items, and an
-/// item that fails (named on stderr), complete without a value instead of failing the merge.
-func story(_ id: Int, rank: Int, _ client: APIClient) -> AnyPublisher<RankedStory, APIError> {
+/// The stories of `ids` from `start` on, as they land: the next `wanted` publishers merged, then,
+/// for each that turned out null, deleted or dead, one more from further down the list (as
+/// `freshet hn --limit` counts the stories it shows).
+func visibleStories(_ ids: [Int], from start: Int, wanted: Int, _ client: APIClient) -> AnyPublisher<RankedStory, APIError> {
+    let end = min(start + wanted, ids.count)
+    guard start < end else { return Empty().eraseToAnyPublisher() }
+    let skipped = Counter()
+    return Publishers.MergeMany((start..<end).map { story(ids[$0], rank: $0 + 1, client) })
+        .handleEvents(receiveOutput: { if $0 == nil { skipped.add() } })
+        .compactMap { $0 }
+        .append(Deferred { visibleStories(ids, from: end, wanted: skipped.value, client) })
+        .eraseToAnyPublisher()
+}
+
+/// One story as a publisher of one value: the ranked story, or `nil` for a null, deleted or dead
+/// item; an item that fails (named on stderr) completes without a value instead of failing the merge.
+func story(_ id: Int, rank: Int, _ client: APIClient) -> AnyPublisher<RankedStory?, APIError> {
     client.publisher(for: HackerNews.item(id: id))
-        .compactMap { item in item.flatMap { $0.isVisible ? RankedStory(rank: rank, item: $0) : nil } }
-        .catch { error -> Empty<RankedStory, APIError> in
+        .map { item in item.flatMap { $0.isVisible ? RankedStory(rank: rank, item: $0) : nil } }
+        .catch { error -> Empty<RankedStory?, APIError> in
             FileHandle.standardError.write(Data("warning: could not load item \(id): \(error.description)\n".utf8))
             return Empty()
         }
@@ -99,6 +113,13 @@ func story(_ id: Int, rank: Int, _ client: APIClient) -> AnyPublisher<RankedStor
 func unique(_ ids: [Int]) -> [Int] {
     var seen = Set<Int>()
     return ids.filter { seen.insert($0).inserted }
+}
+
+/// A count shared by a pipeline's closures.
+final class Counter: Sendable {
+    private let count = Mutex(0)
+    var value: Int { count.withLock { $0 } }
+    func add() { count.withLock { $0 += 1 } }
 }
 
 /// Keeps the subscription alive until the pipeline completes.

@@ -108,7 +108,8 @@ public struct LoadProgress: Sendable, Equatable {
 public struct StoryPage: Sendable {
     /// The list.
     public var list: HackerNews.StoryList
-    /// The IDs requested: the first `limit` of the list, in rank order.
+    /// The IDs requested, in rank order: the first `limit` of the list, and as many after them as
+    /// replaced skipped items.
     public var ids: [Int]
     /// The visible stories, in the requested order.
     public var stories: [RankedStory]
@@ -193,15 +194,18 @@ public struct StoryLoader: Sendable {
         self.init(client: context.hackerNews(), concurrency: concurrency)
     }
 
-    /// Loads the first `limit` stories of `list`.
+    /// Loads the first `limit` stories of `list` that can be shown: when an item of the first
+    /// `limit` is null, deleted or dead, the next ones of the list are loaded in its place (as
+    /// the Hacker News site and circumflex count stories), until `limit` stories are shown or the
+    /// list ends. A failed item (after the client's retries) takes no replacement: it is named.
     ///
     /// - Parameters:
     ///   - list: the story list (top, new, best, ask, show or job).
-    ///   - limit: how many IDs of the list to load (at most the list's size).
+    ///   - limit: how many stories to show (at most the list's size).
     ///   - sort: the order of ``StoryPage/stories``.
     ///   - force: revalidate with the server even what is fresh in the cache (`Cache-Control: max-age=0`).
     ///   - progress: called after each item request finishes, in completion order, on the
-    ///     caller's task (never concurrently).
+    ///     caller's task (never concurrently). Its total grows when replacements are loaded.
     /// - Throws: the list request's error. Item failures do not throw: they are in
     ///   ``StoryPage/failures``.
     public func load(
@@ -210,34 +214,42 @@ public struct StoryLoader: Sendable {
     ) async throws(APIError) -> StoryPage {
         let listResponse = try await client.sendOrStored(Self.forced(HackerNews.stories(list), force))
         var seen = Set<Int>()
-        let ids = Array(listResponse.value.filter { seen.insert($0).inserted }.prefix(max(0, limit)))
+        let listed = listResponse.value.filter { seen.insert($0).inserted }
         var staleReasons: [StaleReason] = []
         if let reason = listResponse.staleReason { staleReasons.append(reason) }
         var cacheHits = listResponse.cache == .hit ? 1 : 0
 
-        var slots = [LoadProgress.Outcome?](repeating: nil, count: ids.count)
+        // Slot i is the item at rank i + 1; batches go further down the list while items are skipped.
+        var slots: [LoadProgress.Outcome?] = []
         var completed = 0
-        let endpoints = ids.map { Self.forced(HackerNews.item(id: $0), force) }
-        for await done in client.fanOut(endpoints, maxConcurrent: concurrency) {
-            let id = ids[done.offset]
-            let outcome: LoadProgress.Outcome
-            switch done.result {
-            case .success(let response):
-                if response.cache == .hit { cacheHits += 1 }
-                if let reason = response.staleReason, !staleReasons.contains(reason) { staleReasons.append(reason) }
-                if let item = response.value, item.isVisible {
-                    outcome = .item(item)
-                } else {
-                    outcome = .skipped(id: id)
+        var batch = 0..<min(max(0, limit), listed.count)
+        while !batch.isEmpty {
+            slots += [LoadProgress.Outcome?](repeating: nil, count: batch.count)
+            let endpoints = batch.map { Self.forced(HackerNews.item(id: listed[$0]), force) }
+            for await done in client.fanOut(endpoints, maxConcurrent: concurrency) {
+                let index = batch.lowerBound + done.offset
+                let outcome: LoadProgress.Outcome
+                switch done.result {
+                case .success(let response):
+                    if response.cache == .hit { cacheHits += 1 }
+                    if let reason = response.staleReason, !staleReasons.contains(reason) { staleReasons.append(reason) }
+                    if let item = response.value, item.isVisible {
+                        outcome = .item(item)
+                    } else {
+                        outcome = .skipped(id: listed[index])
+                    }
+                case .failure(let error):
+                    outcome = .failed(ItemFailure(id: listed[index], rank: index + 1, error: error))
                 }
-            case .failure(let error):
-                outcome = .failed(ItemFailure(id: id, rank: done.offset + 1, error: error))
+                slots[index] = outcome
+                completed += 1
+                progress(LoadProgress(completed: completed, total: slots.count, latest: outcome, rank: index + 1))
             }
-            slots[done.offset] = outcome
-            completed += 1
-            progress(LoadProgress(completed: completed, total: ids.count, latest: outcome, rank: done.offset + 1))
+            if Task.isCancelled { throw .cancelled }
+            let skipped = slots.count { if case .skipped? = $0 { true } else { false } }
+            let wanted = max(0, limit) + skipped
+            batch = slots.count..<min(wanted, listed.count)
         }
-        if Task.isCancelled { throw .cancelled }
 
         var stories: [RankedStory] = []
         var skipped: [Int] = []
@@ -247,13 +259,13 @@ public struct StoryLoader: Sendable {
             case .item(let item)?: stories.append(RankedStory(rank: offset + 1, item: item))
             case .skipped(let id)?: skipped.append(id)
             case .failed(let failure)?: failures.append(failure)
-            case nil: failures.append(ItemFailure(id: ids[offset], rank: offset + 1, error: .cancelled))
+            case nil: failures.append(ItemFailure(id: listed[offset], rank: offset + 1, error: .cancelled))
             }
         }
         return StoryPage(
-            list: list, ids: ids, stories: sort.apply(stories), skipped: skipped, failures: failures,
-            listCache: listResponse.cache, staleReasons: staleReasons, cacheHits: cacheHits,
-            requests: ids.count + 1)
+            list: list, ids: Array(listed.prefix(slots.count)), stories: sort.apply(stories), skipped: skipped,
+            failures: failures, listCache: listResponse.cache, staleReasons: staleReasons, cacheHits: cacheHits,
+            requests: slots.count + 1)
     }
 
     /// `endpoint` with `Cache-Control: max-age=0` when `force` is set (revalidate what is fresh).

@@ -11,21 +11,21 @@ struct BlogsCommand: AsyncParsableCommand {
         commandName: "blogs",
         abstract: "Daum blog search (Kakao API); without a query on a terminal, search as you type.",
         discussion: """
-            Needs a Kakao REST API key in KAKAO_REST_API_KEY (sent as `Authorization: KakaoAK …`;
+            Needs a Kakao REST API key in KAKAO_REST_API_KEY (sent as `Authorization: KakaoAK …`; \
             it never appears in output). Without it the command exits 1 naming the variable.
 
-            Orders: accuracy and recency are asked of the server; title (ascending) and datetime
-            (newest first) sort what arrived, on the client. --all follows pages until the last
+            Orders: accuracy and recency are asked of the server; title (ascending) and datetime \
+            (newest first) sort what arrived, on the client. --all follows pages until the last \
             (at most page 50, the API's limit).
 
-            On a terminal that shows inline images (as for `freshet user`'s avatar: kitty, Ghostty,
-            iTerm2, WezTerm; off in a pipe, in tmux and screen, and with --json) each post's
-            thumbnail is drawn above it, fetched through the HTTP cache without the Kakao key.
+            On a terminal that shows inline images (as for `freshet user`'s avatar: kitty, Ghostty, \
+            iTerm2, WezTerm; off in a pipe, in tmux and screen, and with --json) each post's \
+            thumbnail is drawn above it, fetched through the HTTP cache without the Kakao key. \
             --images kitty|iterm2 forces it. A thumbnail that does not load leaves its post as it is.
 
-            Without QUERY on a terminal: interactive search (the same search-as-you-type pipeline
-            as `freshet repos`); Tab cycles the order without a new request, Enter prints the
-            selected post, Esc or Ctrl-C quits. Without QUERY and without a terminal: one query
+            Without QUERY on a terminal: interactive search (the same search-as-you-type pipeline \
+            as `freshet repos`); Tab cycles the order without a new request, Enter prints the \
+            selected post, Esc or Ctrl-C quits. Without QUERY and without a terminal: one query \
             per line from standard input (with --json: one JSON document per line).
             """)
 

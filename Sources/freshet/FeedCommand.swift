@@ -11,7 +11,7 @@ struct FeedCommand: AsyncParsableCommand {
         commandName: "feed",
         abstract: "Latest events of a GitHub repository, instantly from disk, then refreshed.",
         discussion: """
-            Stored events print at once; the refresh is a conditional request (an unchanged feed
+            Stored events print at once; the refresh is a conditional request (an unchanged feed \
             costs a 304, not a rate-limit hit) and is skipped entirely while the last answer is fresh.
             """)
 

@@ -9,12 +9,12 @@ struct FreshetCommand: AsyncParsableCommand {
         commandName: "freshet",
         abstract: "GitHub activity, Hacker News, GitHub users and repos, and Daum blog search in your terminal.",
         discussion: """
-            Data commands print aligned, human-readable output, or JSON with --json.
-            Try them with no network, token or key: --demo (or FRESHET_DEMO=1) serves simulated
-            data from inside the process. Or point them at the simulator with FRESHET_GITHUB_URL, FRESHET_HN_URL and
+            Data commands print aligned, human-readable output, or JSON with --json. \
+            Try them with no network, token or key: --demo (or FRESHET_DEMO=1) serves simulated \
+            data from inside the process. Or point them at the simulator with FRESHET_GITHUB_URL, FRESHET_HN_URL and \
             FRESHET_KAKAO_URL (see `freshet-sim`). Credentials: GITHUB_TOKEN or GH_TOKEN, KAKAO_REST_API_KEY.
 
-            Exit status: 0 success; 1 usage or other error; 2 nothing could be shown;
+            Exit status: 0 success; 1 usage or other error; 2 nothing could be shown; \
             3 stale data shown after a failed refresh (0 with --allow-stale).
             """,
         version: "0.1.0",

@@ -9,17 +9,18 @@ struct HNCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "hn", abstract: "Hacker News stories: top, new, best, ask, show or job; `hn item ID` for a thread.",
         discussion: """
-            Stories are fetched as the API requires, one request per item, at most --concurrency
-            at a time, and shown in the order asked for. The rank is the story's position in
-            the list: null, deleted and dead items are skipped (and counted on stderr), so they
-            leave gaps. An item that still fails after retries is named on stderr and the rest
+            Stories are fetched as the API requires, one request per item, at most --concurrency \
+            at a time, and shown in the order asked for. The rank is the story's position in \
+            the list: null, deleted and dead items are skipped (and counted on stderr) and the \
+            next stories take their places, so --limit N shows N stories and a skipped item \
+            leaves a gap in the ranks. An item that still fails after retries is named on stderr and the rest \
             is shown (exit 0); exit 2 only when nothing could be shown.
 
-            Lists stay fresh for 60 seconds and items for 5 minutes: a repeat within that time
+            Lists stay fresh for 60 seconds and items for 5 minutes: a repeat within that time \
             makes no request at all. --refresh asks the server again.
 
-            `freshet hn item ID` prints the item and its whole comment tree, fetched level by
-            level with the same bound, indented two spaces per level. Deleted and dead comments
+            `freshet hn item ID` prints the item and its whole comment tree, fetched level by \
+            level with the same bound, indented two spaces per level. Deleted and dead comments \
             are left out, or shown as [deleted]/[dead] when replies hang below them.
             """)
 

@@ -11,7 +11,7 @@ struct RepoCommand: AsyncParsableCommand {
         commandName: "repo",
         abstract: "One GitHub repository.",
         discussion: """
-            Description, stars, forks, open issues, language, license, topics, default branch,
+            Description, stars, forks, open issues, language, license, topics, default branch, \
             and when it was created and last pushed to, through the HTTP cache.
             """)
 

@@ -12,13 +12,13 @@ struct ReposCommand: AsyncParsableCommand {
         discussion: """
             With QUERY: one search (GitHub search syntax, e.g. "language:swift networking").
 
-            Without QUERY on a terminal: interactive search. Results follow your typing once it
-            pauses (--debounce), an unchanged query is not searched again, and a newer query
-            cancels the request still running for an older one. ↑/↓ select, Enter prints the
+            Without QUERY on a terminal: interactive search. Results follow your typing once it \
+            pauses (--debounce), an unchanged query is not searched again, and a newer query \
+            cancels the request still running for an older one. ↑/↓ select, Enter prints the \
             selected repository (as `freshet repo`), Esc or Ctrl-C quits.
 
-            Without QUERY and without a terminal: reads one query per line from standard input
-            and prints each one's results (with --json: one JSON document per line). Exits 2 if
+            Without QUERY and without a terminal: reads one query per line from standard input \
+            and prints each one's results (with --json: one JSON document per line). Exits 2 if \
             any query failed.
 
             GitHub allows 10 searches a minute without a token (30 with GITHUB_TOKEN).

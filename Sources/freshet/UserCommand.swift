@@ -12,14 +12,14 @@ struct UserCommand: AsyncParsableCommand {
         commandName: "user",
         abstract: "A GitHub user's profile.",
         discussion: """
-            Name, login, bio, company, location, blog, followers, following, public repositories,
-            and when the account was created and last updated. Profiles come through the HTTP
+            Name, login, bio, company, location, blog, followers, following, public repositories, \
+            and when the account was created and last updated. Profiles come through the HTTP \
             cache: a repeat within a minute makes no request.
 
-            On a terminal that shows inline images (kitty graphics protocol: kitty, Ghostty;
-            iTerm2 protocol: iTerm2, WezTerm) the avatar is drawn above the profile, fetched
-            through the same cache. Detection reads TERM, TERM_PROGRAM, LC_TERMINAL and
-            KITTY_WINDOW_ID only; it is off when stdout is not a terminal and inside tmux or
+            On a terminal that shows inline images (kitty graphics protocol: kitty, Ghostty; \
+            iTerm2 protocol: iTerm2, WezTerm) the avatar is drawn above the profile, fetched \
+            through the same cache. Detection reads TERM, TERM_PROGRAM, LC_TERMINAL, \
+            KITTY_WINDOW_ID, TMUX and STY only; it is off when stdout is not a terminal and inside tmux or \
             screen. kitty shows PNG avatars only (GitHub sends photos as JPEG).
             """)
 

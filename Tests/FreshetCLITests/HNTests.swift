@@ -69,7 +69,7 @@ struct HNTests {
             let control = SimControl(cli.sim)
             let first = try await cli.run("hn", "--limit", "30", "--json")
             #expect(first.status == 0, "\(first.stderr)")
-            #expect(try await control.log().count == 31)
+            #expect(try await control.log().count == 32, "the list, 30 items and one to replace the null job")
 
             try await control.resetLog()
             let second = try await cli.run("hn", "--limit", "30", "--json")
@@ -83,7 +83,7 @@ struct HNTests {
             let refreshed = try await cli.run("hn", "--limit", "30", "--refresh", "--json")
             #expect(refreshed.status == 0)
             #expect(refreshed.stdout == first.stdout)
-            #expect(try await control.log().count == 31)
+            #expect(try await control.log().count == 32, "the list, 30 items and one to replace the null job")
         }
     }
 
@@ -129,7 +129,8 @@ struct HNTests {
             let result = try await cli.run("hn", "--limit", "12", "--json", "--sort", "score")
             #expect(result.status == 0, "\(result.stderr)")
             let stories = try jsonArray(result.stdout)
-            #expect(stories.count == 11, "12 requested, the null job at rank 12 skipped")
+            #expect(stories.count == 12, "12 shown: the null job at rank 12 is skipped and rank 13 takes its place")
+            #expect(stories.compactMap { $0["rank"] as? Int }.sorted() == Array(1...11) + [13])
             let upstream: Set<String> = [
                 "id", "type", "by", "time", "text", "url", "score", "title", "descendants", "kids", "parent",
                 "parts", "deleted", "dead", "poll",

@@ -28,7 +28,7 @@ struct NewsCombineTests {
             let hn = try await cli.run("hn", "--limit", "12", "--json")
             let ranked = try #require(try JSONSerialization.jsonObject(with: Data(hn.stdout.utf8)) as? [[String: Any]])
             #expect(items.compactMap { $0["id"] as? Int } == ranked.compactMap { $0["id"] as? Int })
-            #expect(items.count == 11, "12 asked for, the null job at rank 12 left out")
+            #expect(items.count == 12, "12 shown: the null job at rank 12 left out, rank 13 in its place")
             #expect(items.compactMap { $0["title"] as? String } == ranked.compactMap { $0["title"] as? String })
             for item in items { #expect(item["rank"] == nil && item["id"] is Int && item["type"] is String) }
         }
