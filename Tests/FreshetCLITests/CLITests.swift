@@ -64,4 +64,25 @@ struct CLITests {
         #expect(result.status == 1, "\(arguments)")
         #expect(result.stderr.contains(named), "\(arguments): \(result.stderr)")
     }
+
+    @Test("Help reads well: every discussion is paragraphs, each one line, for ArgumentParser to wrap once")
+    func discussionsWrapOnce() async throws {
+        let result = try await runProcess(try freshet(), ["--experimental-dump-help"])
+        #expect(result.status == 0)
+        let dump = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        var checked = 0
+        func walk(_ command: [String: Any], _ path: String) {
+            if let discussion = command["discussion"] as? String, !discussion.isEmpty {
+                checked += 1
+                for paragraph in discussion.components(separatedBy: "\n\n") {
+                    #expect(!paragraph.contains("\n"), "`\(path) --help`: a line break inside a paragraph: \(paragraph)")
+                }
+            }
+            for sub in command["subcommands"] as? [[String: Any]] ?? [] {
+                walk(sub, path + " " + (sub["commandName"] as? String ?? "?"))
+            }
+        }
+        walk(try #require(dump["command"] as? [String: Any]), "freshet")
+        #expect(checked >= 8, "the commands with discussions were found")
+    }
 }
