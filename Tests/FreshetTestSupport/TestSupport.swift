@@ -19,11 +19,12 @@ public func withSimClient<T: Sendable>(
     _ configuration: SimulatorConfiguration = .init(),
     middlewares: [any ClientMiddleware] = [],
     maxResponseBytes: Int = APIClient.defaultMaxResponseBytes,
+    transport: any ClientTransport = liveTransport,
     _ body: @Sendable (RunningSimulator, APIClient) async throws -> T
 ) async throws -> T {
     try await withSimulator(configuration) { sim in
         let client = APIClient(
-            baseURL: sim.baseURL, transport: liveTransport,
+            baseURL: sim.baseURL, transport: transport,
             middlewares: middlewares, maxResponseBytes: maxResponseBytes)
         return try await body(sim, client)
     }

@@ -2,10 +2,11 @@ import Foundation
 import Freshet
 import FreshetSimulator
 import FreshetTestSupport
+import FreshetTransports
 import HTTPTypes
 import Testing
 
-@Suite("Middlewares over loopback")
+@Suite("Middlewares over loopback", .timeLimit(.minutes(2)))
 struct MiddlewareTests {
     @Test("503 with Retry-After, then 200: succeeds after exactly the stated wait")
     func retryHonoursRetryAfter() async throws {
@@ -163,7 +164,9 @@ struct MiddlewareTests {
     func coalescingCancellation() async throws {
         let coalescing = CoalescingMiddleware()
         let gate = GateMiddleware()
-        try await withSimClient(middlewares: [coalescing, gate]) { sim, client throws in
+        // No transport deadline within the drip's 40 s: only the cancel can end the exchange early.
+        let patient = Transports.asyncHTTPClient(timeout: .seconds(300))
+        try await withSimClient(middlewares: [coalescing, gate], transport: patient) { sim, client throws in
             let control = SimControl(sim)
             let endpoint = Endpoint<Login>.get("users", "octocat")
             let stayer = Task { () async throws(APIError) in try await client.value(endpoint) }
@@ -173,9 +176,12 @@ struct MiddlewareTests {
             let joined = await eventually { coalescing.waiterCount == 1 }
             #expect(joined)
             leaver.cancel()
-            #expect(await leaver.result.apiError == .cancelled, "the cancelled waiter should see .cancelled")
-            #expect(coalescing.waiterCount == 0)
+            // Checked before the gate opens (and the gate opened either way), so a waiter that
+            // does not leave fails the test instead of hanging it.
+            let left = await eventually { coalescing.waiterCount == 0 }
             gate.open()
+            #expect(left, "the cancelled waiter left while the exchange was still held")
+            #expect(await leaver.result.apiError == .cancelled, "the cancelled waiter should see .cancelled")
             #expect(try await stayer.value.login == "octocat")
             #expect(gate.arrivals == 1, "the stayer's exchange was not started again")
 
@@ -206,7 +212,9 @@ struct MiddlewareTests {
     func coalescingOwnerCancelled() async throws {
         let coalescing = CoalescingMiddleware()
         let gate = GateMiddleware()
-        try await withSimClient(middlewares: [coalescing, gate]) { sim, client throws in
+        // No transport deadline within the drip's 40 s: only the cancel can end the exchange early.
+        let patient = Transports.asyncHTTPClient(timeout: .seconds(300))
+        try await withSimClient(middlewares: [coalescing, gate], transport: patient) { sim, client throws in
             let control = SimControl(sim)
             let endpoint = Endpoint<Login>.get("users", "octocat")
             let owner = Task { () async throws(APIError) in try await client.value(endpoint) }
