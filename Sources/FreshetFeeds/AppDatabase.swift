@@ -69,7 +69,10 @@ public final class AppDatabase: Sendable {
             return URL(fileURLWithPath: xdg, isDirectory: true)
                 .appendingPathComponent("freshet", isDirectory: true)
         }
-        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        // Without $HOME, the password database's home of this account: not NSHomeDirectory(),
+        // which reads this process's own $HOME first, whatever `environment` says.
+        let account = getpwuid(getuid())?.pointee.pw_dir.map { String(cString: $0) }
+        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? account ?? NSHomeDirectory()
         return URL(fileURLWithPath: home, isDirectory: true)
             .appendingPathComponent(".cache", isDirectory: true)
             .appendingPathComponent("freshet", isDirectory: true)
