@@ -34,14 +34,7 @@ struct CommonOptions: ParsableArguments {
     /// The app context: configuration from the environment (or the built-in demo), the
     /// database, the clients.
     func makeContext() async throws -> AppContext {
-        Terminal.configure()
-        var configuration: AppConfiguration
-        do {
-            configuration = try AppConfiguration.from()
-        } catch {
-            printError("error: \(error.description)")
-            throw ExitStatus.failure
-        }
+        var configuration = try startConfiguration()
         let logger = try logger()
         var transport = Transports.named(self.transport.rawValue)
         if Demo.isRequested(flag: demo) {
@@ -87,16 +80,21 @@ struct StoreOptions: ParsableArguments {
 
     /// The app context over the store (the user's, or the demo's folder), with no server started.
     func makeContext() throws -> AppContext {
-        Terminal.configure()
-        var configuration: AppConfiguration
-        do {
-            configuration = try AppConfiguration.from()
-        } catch {
-            printError("error: \(error.description)")
-            throw ExitStatus.failure
-        }
+        var configuration = try startConfiguration()
         if Demo.isRequested(flag: demo) { configuration.home = Demo.folder(in: configuration.home) }
         return try openContext(configuration, transport: Transports.named(TransportChoice.ahc.rawValue), logger: nil)
+    }
+}
+
+/// The terminal set up and the configuration read from the environment; a bad variable is
+/// reported and ends the command (exit 1).
+func startConfiguration() throws -> AppConfiguration {
+    Terminal.configure()
+    do {
+        return try AppConfiguration.from()
+    } catch {
+        printError("error: \(error.description)")
+        throw ExitStatus.failure
     }
 }
 
