@@ -153,6 +153,52 @@ public struct TLSTrust: Hashable, Sendable {
         try self.init(rootsPEMFiles: [path], pins: pins)
     }
 
+    /// The roots OpenSSL's environment names, as curl, Python and Go read it: the PEM certificates
+    /// of the file `SSL_CERT_FILE` and of every file in the directories of `SSL_CERT_DIR`
+    /// (separated by `:`; files that hold no certificate are passed over, as OpenSSL's hashed
+    /// directories hold links and other files), in place of the system's. `nil` when neither is set.
+    /// - Throws: ``ConfigurationError`` naming the variable when its file or directory cannot be
+    ///   read, or when they hold no certificate at all.
+    public static func fromEnvironment(
+        _ environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws(ConfigurationError) -> TLSTrust? {
+        let file = environment["SSL_CERT_FILE"].flatMap { $0.isEmpty ? nil : $0 }
+        let directories = (environment["SSL_CERT_DIR"] ?? "").split(separator: ":").map(String.init)
+        guard file != nil || !directories.isEmpty else { return nil }
+        var certificates: [NIOSSLCertificate] = []
+        if let file {
+            do {
+                certificates += try TLSTrust(rootsPEMFile: file).certificates
+            } catch {
+                throw ConfigurationError("SSL_CERT_FILE: \(error.description)")
+            }
+        }
+        for directory in directories {
+            let names: [String]
+            do {
+                names = try FileManager.default.contentsOfDirectory(atPath: directory).sorted()
+            } catch {
+                throw ConfigurationError("SSL_CERT_DIR: cannot read the directory \(directory): \((error as NSError).localizedDescription)")
+            }
+            for name in names {
+                let path = (directory as NSString).appendingPathComponent(name)
+                guard let pem = try? String(contentsOfFile: path, encoding: .utf8), pem.contains("-----BEGIN CERTIFICATE-----"),
+                      let found = try? NIOSSLCertificate.fromPEMBytes(Array(pem.utf8)) else { continue }
+                certificates += found
+            }
+        }
+        guard !certificates.isEmpty else {
+            throw ConfigurationError("SSL_CERT_DIR: no PEM certificate in \(directories.joined(separator: ", "))")
+        }
+        return TLSTrust(roots: .certificates(certificates))
+    }
+
+    /// The certificates of ``roots``, or none for the system's.
+    private var certificates: [NIOSSLCertificate] {
+        if case .certificates(let list) = roots { return list }
+        return []
+    }
+
     /// A client TLS configuration trusting ``roots`` (NIOSSL's defaults otherwise). The pins are
     /// not part of it: NIOSSL's configuration has no place for them; ``HTTP1ConnectionPool`` and
     /// ``Transports`` apply them.

@@ -36,7 +36,7 @@ struct CommonOptions: ParsableArguments {
     func makeContext() async throws -> AppContext {
         var configuration = try startConfiguration()
         let logger = try logger()
-        var transport = Transports.named(self.transport.rawValue)
+        var transport = try defaultTransport()
         if Demo.isRequested(flag: demo) {
             do {
                 let demo = try await Demo.start(configuration)
@@ -48,6 +48,19 @@ struct CommonOptions: ParsableArguments {
             }
         }
         return try openContext(configuration, transport: transport, logger: logger)
+    }
+
+    /// The `--transport` chosen; AsyncHTTPClient trusts the roots `SSL_CERT_FILE` and
+    /// `SSL_CERT_DIR` name, when set, in place of the system's (URLSession keeps the platform's).
+    func defaultTransport() throws -> any ClientTransport {
+        guard transport == .ahc else { return Transports.named(transport.rawValue) }
+        do {
+            guard let trust = try TLSTrust.fromEnvironment() else { return Transports.named(transport.rawValue) }
+            return Transports.asyncHTTPClient(trust: trust)
+        } catch {
+            printError("error: \(error.description)")
+            throw ExitStatus.failure
+        }
     }
 
     /// A stderr logger when asked for (`--verbose` or `FRESHET_LOG`), else none.

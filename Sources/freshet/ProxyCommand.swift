@@ -126,7 +126,7 @@ struct ProxyCommand: AsyncParsableCommand {
     var metrics: String?
 
     @Option(name: .customLong("ca-file"), help: ArgumentHelp(
-        "Trust the PEM certificates in this file as the https origin's roots, instead of the system's (repeatable).",
+        "Trust the PEM certificates in this file as the https origin's roots, instead of the system's (repeatable; without it, SSL_CERT_FILE and SSL_CERT_DIR when set).",
         valueName: "path"))
     var caFiles: [String] = []
 
@@ -135,16 +135,25 @@ struct ProxyCommand: AsyncParsableCommand {
         valueName: "sha256/base64"))
     var pins: [String] = []
 
-    /// The trust of `--ca-file` and `--pin`; `nil` when neither is given (the system's roots).
+    /// The trust of `--ca-file` and `--pin`, else the roots `SSL_CERT_FILE`/`SSL_CERT_DIR` name;
+    /// `nil` when none is given (the system's roots).
     func trust() throws -> TLSTrust? {
-        guard !caFiles.isEmpty || !pins.isEmpty else { return nil }
         let parsed: [SPKIPin]
         do {
             parsed = try pins.map { try SPKIPin($0) }
         } catch {
             throw ValidationError("--pin: \(error)")
         }
-        guard !caFiles.isEmpty else { return TLSTrust(roots: .system, pins: parsed) }
+        guard !caFiles.isEmpty else {
+            let environment: TLSTrust?
+            do {
+                environment = try TLSTrust.fromEnvironment()
+            } catch {
+                throw ValidationError(error.description)
+            }
+            if let environment { return TLSTrust(roots: environment.roots, pins: parsed) }
+            return parsed.isEmpty ? nil : TLSTrust(roots: .system, pins: parsed)
+        }
         do {
             return try TLSTrust(rootsPEMFiles: caFiles, pins: parsed)
         } catch {

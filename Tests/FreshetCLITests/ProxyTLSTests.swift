@@ -63,4 +63,32 @@ struct ProxyTLSTests {
             #expect(!missing.stdout.contains("listening on"), "\(missing.stdout)")
         }
     }
+
+    @Test("SSL_CERT_FILE and SSL_CERT_DIR: the data commands trust those roots in place of the system's; an unreadable one is named")
+    func rootsFromEnvironment() async throws {
+        let certificates = try await TestCertificates.make()
+        let caFile = try certificates.writeRoot()
+        defer { try? FileManager.default.removeItem(atPath: caFile) }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("freshet-certs-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try certificates.rootPEM.write(to: directory.appendingPathComponent("a1b2c3d4.0"), atomically: true, encoding: .utf8)
+        try "not a certificate".write(to: directory.appendingPathComponent("README"), atomically: true, encoding: .utf8)
+        let story = #"{"id":1,"type":"story","by":"tls","time":1700000000,"title":"Trusted through SSL_CERT_FILE"}"#
+        try await withFreshetCLI { cli in
+            try await withTLSOrigin(certificates, answering: story) { origin in
+                let hn = ["FRESHET_HN_URL": origin.url.absoluteString + "/v0"]
+                let untrusted = try await cli.run(["hn", "item", "1"], environment: hn)
+                #expect(untrusted.status == 2, "the test root is no system root: \(untrusted.stdout)")
+                for variable in [["SSL_CERT_FILE": caFile], ["SSL_CERT_DIR": directory.path]] {
+                    let trusted = try await cli.run(["hn", "item", "1", "--refresh"], environment: hn.merging(variable) { $1 })
+                    #expect(trusted.status == 0, "\(variable): \(trusted.stderr)")
+                    #expect(trusted.stdout.contains("Trusted through SSL_CERT_FILE"), "\(variable): \(trusted.stdout)")
+                }
+                let missing = try await cli.run(["hn", "item", "1"], environment: hn.merging(["SSL_CERT_FILE": "/nonexistent/ca.pem"]) { $1 })
+                #expect(missing.status == 1)
+                #expect(missing.stderr.contains("SSL_CERT_FILE") && missing.stderr.contains("/nonexistent/ca.pem"), "\(missing.stderr)")
+            }
+        }
+    }
 }

@@ -119,8 +119,9 @@ public struct TestCertificates: Sendable {
 }
 
 /// An HTTPS origin on 127.0.0.1 and an ephemeral port (NIO and NIOSSL) presenting the server
-/// certificate of a ``TestCertificates``. Every request gets `200` with the body `secure` and
-/// `X-Request-Target` set to the request's target; ``requests`` counts the requests answered.
+/// certificate of a ``TestCertificates``. Every request gets `200` with the body given (`secure`
+/// by default) and `X-Request-Target` set to the request's target; ``requests`` counts the
+/// requests answered.
 public final class TLSOrigin: Sendable {
     /// `https://127.0.0.1:PORT`.
     public let url: URL
@@ -129,7 +130,7 @@ public final class TLSOrigin: Sendable {
 
     /// Starts the origin. `alsoSent`: PEM certificates sent after the server's own in the
     /// handshake (as intermediates would be), whether or not they belong to its chain.
-    public init(certificates: TestCertificates, alsoSent: [String] = []) async throws {
+    public init(certificates: TestCertificates, alsoSent: [String] = [], body: String = "secure") async throws {
         let extra = try alsoSent.map { NIOSSLCertificateSource.certificate(try NIOSSLCertificate(bytes: Array($0.utf8), format: .pem)) }
         var configuration = TLSConfiguration.makeServerConfiguration(
             certificateChain: [.certificate(try NIOSSLCertificate(bytes: Array(certificates.serverCertificatePEM.utf8), format: .pem))]
@@ -145,7 +146,7 @@ public final class TLSOrigin: Sendable {
                     let sync = channel.pipeline.syncOperations
                     try sync.addHandler(NIOSSLServerHandler(context: context))
                     try sync.configureHTTPServerPipeline()
-                    try sync.addHandler(Answer(answered: answered))
+                    try sync.addHandler(Answer(answered: answered, body: body))
                 }
             }
             .bind(host: "127.0.0.1", port: 0).get()
@@ -169,10 +170,12 @@ public final class TLSOrigin: Sendable {
         typealias InboundIn = HTTPServerRequestPart
         typealias OutboundOut = HTTPServerResponsePart
         private let answered: Answered
+        private let body: String
         private var target = ""
 
-        init(answered: Answered) {
+        init(answered: Answered, body: String) {
             self.answered = answered
+            self.body = body
         }
 
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -182,7 +185,7 @@ public final class TLSOrigin: Sendable {
             case .body:
                 break
             case .end:
-                let body = ByteBuffer(string: "secure")
+                let body = ByteBuffer(string: self.body)
                 let headers: HTTPHeaders = ["Content-Length": String(body.readableBytes), "X-Request-Target": target]
                 context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .ok, headers: headers))),
                               promise: nil)
@@ -197,9 +200,10 @@ public final class TLSOrigin: Sendable {
 /// Runs `body` with a ``TLSOrigin`` presenting `certificates` (and `alsoSent`), stopping it afterwards whether
 /// `body` returns or throws.
 public func withTLSOrigin<T: Sendable>(
-    _ certificates: TestCertificates, alsoSent: [String] = [], _ body: (TLSOrigin) async throws -> T
+    _ certificates: TestCertificates, alsoSent: [String] = [], answering answer: String = "secure",
+    _ body: (TLSOrigin) async throws -> T
 ) async throws -> T {
-    let origin = try await TLSOrigin(certificates: certificates, alsoSent: alsoSent)
+    let origin = try await TLSOrigin(certificates: certificates, alsoSent: alsoSent, body: answer)
     do {
         let result = try await body(origin)
         await origin.stop()
