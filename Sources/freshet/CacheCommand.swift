@@ -9,6 +9,13 @@ struct CacheCommand: AsyncParsableCommand {
         commandName: "cache", abstract: "Inspect or empty the local store.",
         subcommands: [Stats.self, Clear.self])
 
+    /// The JSON of `stats` and `clear`: keys sorted, so the output is the same from run to run.
+    static var encoder: JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return encoder
+    }
+
     struct Stats: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Show what the local store holds and how the HTTP cache has answered.")
@@ -32,10 +39,8 @@ struct CacheCommand: AsyncParsableCommand {
                         case feedEvents = "feed_events"
                     }
                 }
-                let encoder = JSONEncoder()
-                encoder.outputFormatting = [.sortedKeys]
                 try printJSON(Report(database: path, entries: stats.entries, bytes: stats.bytes,
-                                     outcomes: stats.outcomes, feedEvents: feedEvents), encoder: encoder)
+                                     outcomes: stats.outcomes, feedEvents: feedEvents), encoder: CacheCommand.encoder)
                 return
             }
             let outcomes = ["hit", "revalidated", "miss", "stale"].map { "\($0) \(stats.outcomes[$0] ?? 0)" }
@@ -71,9 +76,7 @@ struct CacheCommand: AsyncParsableCommand {
             try await context.cacheStore.removeAll()
             try await feed.removeAll()
             if common.json {
-                let encoder = JSONEncoder()
-                encoder.outputFormatting = [.sortedKeys]
-                try printJSON(["removed_responses": before.entries, "removed_feed_events": events], encoder: encoder)
+                try printJSON(["removed_responses": before.entries, "removed_feed_events": events], encoder: CacheCommand.encoder)
             } else {
                 output("removed \(counted(before.entries, "cached response")) and \(counted(events, "stored event"))")
             }

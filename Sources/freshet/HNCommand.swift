@@ -123,7 +123,7 @@ struct HNCommand: AsyncParsableCommand {
         }
         if !page.skipped.isEmpty {
             let count = page.skipped.count
-            printError("note: skipped \(count) deleted or dead item\(count == 1 ? "" : "s").")
+            printError("note: skipped \(counted(count, "deleted or dead item")).")
         }
         reportFailures(page.failures, noun: "stories")
         if let reason = Self.staleSummary(page.staleReasons) {
@@ -177,6 +177,6 @@ struct HNCommand: AsyncParsableCommand {
         if failures.count > shown {
             printError("warning: … and \(failures.count - shown) more items could not be loaded.")
         }
-        printError("warning: \(failures.count) item\(failures.count == 1 ? "" : "s") left out; the other \(noun) are shown.")
+        printError("warning: \(counted(failures.count, "item")) left out; the other \(noun) are shown.")
     }
 }
