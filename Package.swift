@@ -99,6 +99,8 @@ let package = Package(
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                // Transparent compression: gzip and deflate decoded by zlib (DecompressionMiddleware).
+                .product(name: "CompressNIO", package: "compress-nio"),
             ]
         ),
         .target(
@@ -167,7 +169,7 @@ let package = Package(
         .target(
             name: "FreshetProxy",
             dependencies: [
-                "Freshet", "FreshetCache",
+                "Freshet", "FreshetCache", "FreshetTransports",
                 .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
                 .product(name: "CompressNIO", package: "compress-nio"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -282,6 +284,8 @@ let package = Package(
             name: "FreshetTransportsTests",
             dependencies: [
                 "Freshet", "FreshetTransports", "FreshetTestSupport",
+                // gzip and deflate streams for the content decoder's tests.
+                .product(name: "CompressNIO", package: "compress-nio"),
                 // AsyncHTTPClient, NIO and NIOSSL: the TLS tests' trust roots and the error classifier's table.
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

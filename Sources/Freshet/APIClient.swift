@@ -89,7 +89,7 @@ public struct APIClient: Sendable {
             return try decoded(endpoint, response: response, data: data, url: url, report: snapshot, timing: timing)
         } catch {
             if Task.isCancelled { throw .cancelled }
-            throw APIError.wrapping(error, url: url)
+            throw APIError.wrapping(error, url: url).withMessage(from: errorBody)
         }
     }
 
@@ -123,14 +123,31 @@ public struct APIClient: Sendable {
             return try await send(endpoint)
         } catch {
             guard Self.storedMayReplace(error), !Task.isCancelled,
-                  let source = middlewares.lazy.compactMap({ $0 as? any StoredResponseSource }).first,
                   let (request, requestBase, url) = try? makeRequest(endpoint, body: Self.body(of: endpoint)),
-                  let (response, data) = await source.storedResponse(for: request, baseURL: requestBase),
+                  let (response, data) = await storedAnswer(for: request, baseURL: requestBase),
                   let stored = try? decoded(endpoint, response: response, data: data, url: url,
                                             report: .init(cache: .stale, staleReason: .failed(error)))
             else { throw error }
             return stored
         }
+    }
+
+    /// What the chain's first ``StoredResponseSource`` has stored for `request`, shaped by the
+    /// ``StoredResponseAdapter``s above it as an answer through the chain would be (the request's
+    /// `Accept-Encoding` added, the stored body decoded); `nil` when nothing usable is stored.
+    private func storedAnswer(for request: HTTPRequest, baseURL: URL) async -> (HTTPResponse, Data)? {
+        guard let index = middlewares.firstIndex(where: { $0 is any StoredResponseSource }),
+              let source = middlewares[index] as? any StoredResponseSource
+        else { return nil }
+        let adapters = middlewares[..<index].compactMap { $0 as? any StoredResponseAdapter }
+        let shaped = adapters.reduce(request) { $1.storedRequest($0) }
+        guard var answer = await source.storedResponse(for: shaped, baseURL: baseURL) else { return nil }
+        for adapter in adapters.reversed() {
+            guard let adapted = try? await adapter.storedResponse(answer.0, body: answer.1, limit: maxResponseBytes)
+            else { return nil }
+            answer = adapted
+        }
+        return answer
     }
 
     /// Whether a stored response may stand in after `error`.

@@ -53,6 +53,9 @@ public enum APIError: Error, Sendable {
     case authenticationFailed(cause: any Error & Sendable)
     /// A file of an upload or download could not be read or written.
     case fileAccess(path: String, reason: String)
+    /// The body was sent in a content coding (`Content-Encoding: gzip` or `deflate`) but did not
+    /// decode: corrupt or cut short. `coding` is the coding it claimed; `reason` says what was wrong.
+    case undecodableBody(coding: String, reason: String, url: String)
 }
 
 extension APIError {
@@ -121,12 +124,37 @@ extension APIError {
         }
     }
 
+    /// The same error with `response` in place of its server's answer (for the cases that carry
+    /// one): a middleware that decodes content hands up an error body decoded.
+    package func replacingResponse(_ response: ErrorResponse) -> APIError {
+        switch self {
+        case .httpStatus(let code, let message, let url, _): .httpStatus(code: code, message: message, url: url, response: response)
+        case .rateLimited(let resetAt, let message, let url, _):
+            .rateLimited(resetAt: resetAt, message: message, url: url, response: response)
+        case .retryLater(let code, let retryAt, let url, _): .retryLater(code: code, retryAt: retryAt, url: url, response: response)
+        default: self
+        }
+    }
+
+    /// The same error with the API's message read from its answer's body by `reader`, when a
+    /// middleware beneath the client raised it without one (the rate-limit middleware reads a
+    /// refusal's body before content decoding, which may still be gzip there).
+    func withMessage(from reader: any ErrorBodyReader) -> APIError {
+        switch self {
+        case .rateLimited(let resetAt, nil, let url, let response?) where !response.body.isEmpty:
+            .rateLimited(resetAt: resetAt, message: reader.message(in: response.body), url: url, response: response)
+        case .httpStatus(let code, nil, let url, let response?) where !response.body.isEmpty:
+            .httpStatus(code: code, message: reader.message(in: response.body), url: url, response: response)
+        default: self
+        }
+    }
+
     /// The words the ``description`` gives for what went wrong, for the cases that have them
     /// (a cause's description, or the reason given); `nil` for the others.
     public var reason: String? {
         switch self {
         case .invalidRequest(let reason), .decodingFailed(_, _, let reason), .redirectRefused(let reason, _),
-             .fileAccess(_, let reason):
+             .fileAccess(_, let reason), .undecodableBody(_, let reason, _):
             reason
         case .unreachable(_, let cause), .transport(_, let cause): Self.connectionReason(cause)
         case .authenticationFailed(let cause): String(describing: cause)
@@ -176,6 +204,8 @@ extension APIError: Equatable {
             return same(cause1, cause2)
         case (.fileAccess(let path1, let reason1), .fileAccess(let path2, let reason2)):
             return path1 == path2 && reason1 == reason2
+        case (.undecodableBody(let coding1, let reason1, let url1), .undecodableBody(let coding2, let reason2, let url2)):
+            return coding1 == coding2 && reason1 == reason2 && url1 == url2
         default:
             return false
         }
@@ -233,6 +263,9 @@ extension APIError: CustomStringConvertible, LocalizedError {
             return "Authentication failed: the credentials were refused and refreshing them failed (\(reason)). Sign in again."
         case .fileAccess(let path, let reason):
             return "The file \(path) could not be used: \(reason)."
+        case .undecodableBody(let coding, let reason, let url):
+            return "The response from \(url) is marked \(coding)-encoded but does not decode (\(reason)); it was not used. "
+                + "The server sent a broken answer; try again later."
         }
     }
 
@@ -295,6 +328,8 @@ extension APIError {
             }
         case let error as DecodingError:
             return .decoding(error, type: "the expected value")
+        case let failure as ContentDecodingFailure:
+            return .undecodableBody(coding: failure.coding, reason: failure.reason, url: shown)
         case let error as URLError:
             switch error.code {
             case .cancelled: return .cancelled

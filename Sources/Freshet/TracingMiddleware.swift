@@ -102,6 +102,7 @@ public struct TracingMiddleware: ClientMiddleware {
         case .redirectRefused: return "redirect_refused"
         case .authenticationFailed: return "authentication_failed"
         case .fileAccess: return "file_access"
+        case .undecodableBody: return "undecodable_body"
         }
     }
 }

@@ -23,6 +23,7 @@ public final class AppContext: Sendable {
     /// How long Hacker News items and users stay fresh.
     public let hackerNewsItemLifetime: Double
     private let transport: any ClientTransport
+    private let decompression: (any ClientMiddleware)?
     private let logger: Logger?
     private let warn: @Sendable (String) -> Void
 
@@ -31,15 +32,19 @@ public final class AppContext: Sendable {
     ///   - configuration: where the APIs live, the credentials, and the database's folder.
     ///   - transport: the HTTP transport every client uses.
     ///   - logger: where per-exchange log lines go, if anywhere.
+    ///   - decompression: content decoding for the standard chain (FreshetTransports'
+    ///     `DecompressionMiddleware` over AsyncHTTPClient; `nil` for a transport that decodes on its
+    ///     own, like URLSession).
     ///   - hackerNewsListLifetime: how long Hacker News lists stay fresh, in seconds (default 60).
     ///   - hackerNewsItemLifetime: how long Hacker News items and users stay fresh, in seconds
     ///     (default 300).
     ///   - warn: called with a message when something was repaired (e.g. a corrupt database moved aside).
     public init(configuration: AppConfiguration, transport: any ClientTransport, logger: Logger? = nil,
-                hackerNewsListLifetime: Double = 60, hackerNewsItemLifetime: Double = 300,
+                decompression: (any ClientMiddleware)? = nil, hackerNewsListLifetime: Double = 60, hackerNewsItemLifetime: Double = 300,
                 warn: @escaping @Sendable (String) -> Void = { _ in }) throws {
         self.configuration = configuration
         self.transport = transport
+        self.decompression = decompression
         self.logger = logger
         self.hackerNewsListLifetime = hackerNewsListLifetime
         self.hackerNewsItemLifetime = hackerNewsItemLifetime
@@ -123,7 +128,7 @@ public final class AppContext: Sendable {
             backgroundTransport: transport)
         let middlewares = Middlewares.standard(
             logger: logger, retry: retry, rateLimit: RateLimitMiddleware(tracker: rateLimits ?? self.rateLimits, errorBody: errorBody),
-            innermost: [cache])
+            decompression: decompression, innermost: [cache])
         return APIClient(baseURL: baseURL, transport: transport, middlewares: middlewares, defaultHeaders: headers,
                          maxResponseBytes: maxResponseBytes, errorBody: errorBody)
     }

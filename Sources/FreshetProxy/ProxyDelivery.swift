@@ -2,6 +2,7 @@ import CompressNIO
 import Foundation
 import Freshet
 import FreshetCache
+import FreshetTransports
 import HTTPTypes
 import NIOCore
 import OpenAPIRuntime
@@ -112,9 +113,7 @@ struct ProxyDelivery: Sendable {
 
     /// Whether a response's body is gzip, and only gzip.
     static func isGzip(_ fields: HTTPFields) -> Bool {
-        let codings = fields[values: .contentEncoding].flatMap { $0.split(separator: ",") }
-            .map { $0.trimmingOWS().lowercased() }.filter { $0 != "identity" && !$0.isEmpty }
-        return codings == ["gzip"] || codings == ["x-gzip"]
+        ContentCoding.single(in: fields) == .gzip
     }
 
     /// `data` decoded, or `nil` when it is not a gzip stream or decodes to more than `limit` bytes.
@@ -124,54 +123,9 @@ struct ProxyDelivery: Sendable {
         return Data(decoded.readableBytesView)
     }
 
-    /// `body` decoded as it streams, 64 KiB at a time; a stream that is not gzip ends the body with
-    /// an error (the client sees a cut-off answer).
+    /// `body` decoded as it streams, 64 KiB at a time; a stream that is not gzip, or is cut
+    /// short, ends the body with an error (the client sees a cut-off answer).
     static func gunzipping(_ body: HTTPBody) -> HTTPBody {
-        HTTPBody(Gunzipped(source: body), length: .unknown, iterationBehavior: body.iterationBehavior)
-    }
-}
-
-/// A gzip body's bytes, decoded.
-private struct Gunzipped: AsyncSequence, Sendable {
-    typealias Element = HTTPBody.ByteChunk
-    let source: HTTPBody
-
-    func makeAsyncIterator() -> Iterator { Iterator(source: source.makeAsyncIterator()) }
-
-    struct Iterator: AsyncIteratorProtocol {
-        var source: HTTPBody.AsyncIterator
-        var input = ByteBuffer()
-        var decompressor: ZlibDecompressor?
-        var ended = false
-
-        init(source: HTTPBody.AsyncIterator) {
-            self.source = source
-        }
-
-        mutating func next() async throws -> HTTPBody.ByteChunk? {
-            if decompressor == nil { decompressor = try ZlibDecompressor(algorithm: .gzip) }
-            guard let decompressor else { return nil }
-            while true {
-                if input.readableBytes > 0 {
-                    var window = ByteBufferAllocator().buffer(capacity: 64 * 1024)
-                    let before = input.readableBytes
-                    do {
-                        try input.decompressStream(to: &window, with: decompressor)
-                    } catch let error as CompressNIOError where error == .bufferOverflow {
-                        // The window is full: send it; the rest of the input comes next time.
-                    }
-                    if window.readableBytes > 0 { return ArraySlice(window.readableBytesView) }
-                    // Past the end of the gzip stream nothing is consumed: what follows is dropped.
-                    if input.readableBytes == before { input.clear() }
-                }
-                if ended { return nil }
-                guard let chunk = try await source.next() else {
-                    ended = true
-                    return nil
-                }
-                input.discardReadBytes()
-                input.writeBytes(chunk)
-            }
-        }
+        ContentCoding.gzip.decoding(body)
     }
 }

@@ -175,6 +175,38 @@ enum HTTPSupport {
         return corrupt
     }
 
+    /// A chunked body that is a gzip stream of `decodedSize` zero bytes (at most 1 TiB) without its
+    /// trailer: a gzip header and a first MiB of deflate output, then the next MiB's output again
+    /// and again (each MiB of zeros after the first encodes to the same bytes, about 1 KiB), in
+    /// 64 KiB writes. Aborted on shutdown.
+    static func gzipBomb(decodedSize: Int) throws -> ResponseBody {
+        let mebibyte = 1 << 20
+        let blocks = max(min(decodedSize, 1 << 40) / mebibyte, 1)
+        let compressor = try ZlibCompressor(algorithm: .gzip)
+        func block() throws -> ByteBuffer {
+            var zeros = ByteBuffer(repeating: 0, count: mebibyte)
+            var output = ByteBufferAllocator().buffer(capacity: 64 * 1024)
+            try compressor.deflate(from: &zeros, to: &output, flush: .sync)
+            return output
+        }
+        let first = try block()
+        let next = try block()
+        let perWrite = max(64 * 1024 / max(next.readableBytes, 1), 1)
+        var repeated = ByteBuffer()
+        for _ in 0..<perWrite { repeated.writeImmutableBuffer(next) }
+        let batch = repeated
+        return ResponseBody { writer in
+            try await writer.write(first)
+            var sent = 1
+            while sent < blocks {
+                let count = min(perWrite, blocks - sent)
+                try await writer.write(count == perWrite ? batch : batch.getSlice(at: 0, length: count * next.readableBytes)!)
+                sent += count
+            }
+            try await writer.finish(nil)
+        }
+    }
+
     /// Adds `Vary: Accept-Encoding` unless a `Vary` line already names it (or is `*`).
     static func varyOnAcceptEncoding(_ headers: inout HTTPFields) {
         let named = headers[values: .vary].contains { line in

@@ -190,14 +190,28 @@ extension HTTPBody {
 }
 
 extension APIClient {
-    /// A client for a live API: the shared AsyncHTTPClient transport (or `transport`) and
-    /// Freshet's standard middleware chain (`Middlewares.standard(...)`).
+    /// A client for a live API: the shared AsyncHTTPClient transport (or `transport`), Freshet's
+    /// standard middleware chain (`Middlewares.standard(...)`, or the chain given) and transparent
+    /// compression.
+    ///
+    /// With `decompressing` (the default), a ``DecompressionMiddleware`` goes into `middlewares`
+    /// unless one is there: where the standard chain keeps it, above the first coalescing
+    /// middleware, cache (`StoredResponseSource`) or rate-limit middleware, else innermost. Leave
+    /// it off for a transport that decodes on its own (``Transports/urlSession()``).
     public static func live(
         baseURL: URL,
         headers: HTTPFields = APIClient.standardHeaders,
         transport: any ClientTransport = Transports.asyncHTTPClient(),
-        middlewares: [any ClientMiddleware] = Middlewares.standard()
+        middlewares: [any ClientMiddleware] = Middlewares.standard(),
+        decompressing: Bool = true
     ) -> APIClient {
-        APIClient(baseURL: baseURL, transport: transport, middlewares: middlewares, defaultHeaders: headers)
+        var middlewares = middlewares
+        if decompressing, !middlewares.contains(where: { $0 is DecompressionMiddleware }) {
+            let place = middlewares.firstIndex {
+                $0 is CoalescingMiddleware || $0 is any StoredResponseSource || $0 is RateLimitMiddleware
+            }
+            middlewares.insert(DecompressionMiddleware(), at: place ?? middlewares.endIndex)
+        }
+        return APIClient(baseURL: baseURL, transport: transport, middlewares: middlewares, defaultHeaders: headers)
     }
 }

@@ -47,7 +47,10 @@ struct CommonOptions: ParsableArguments {
                 throw ExitStatus.failure
             }
         }
-        return try openContext(configuration, transport: transport, logger: logger)
+        // AsyncHTTPClient hands bodies on as they came: the chain asks for gzip and decodes above
+        // the cache. URLSession decodes on its own.
+        let decompression: (any ClientMiddleware)? = self.transport == .ahc ? DecompressionMiddleware() : nil
+        return try openContext(configuration, transport: transport, logger: logger, decompression: decompression)
     }
 
     /// The `--transport` chosen; AsyncHTTPClient trusts the roots `SSL_CERT_FILE` and
@@ -113,10 +116,11 @@ func startConfiguration() throws -> AppConfiguration {
 
 /// Opens the app context (its database) for `configuration`, registered to be flushed at exit;
 /// a database that cannot be opened is reported with the reason and what to do.
-func openContext(_ configuration: AppConfiguration, transport: any ClientTransport, logger: Logger?) throws -> AppContext {
+func openContext(_ configuration: AppConfiguration, transport: any ClientTransport, logger: Logger?,
+                 decompression: (any ClientMiddleware)? = nil) throws -> AppContext {
     do {
         let context = try AppContext(configuration: configuration, transport: transport, logger: logger,
-                                     warn: { printError("warning: \($0)") })
+                                     decompression: decompression, warn: { printError("warning: \($0)") })
         OpenContexts.shared.add(context)
         return context
     } catch {

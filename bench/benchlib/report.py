@@ -3,6 +3,7 @@ everything above its "## Proxy" heading, bench/proxy-load the Proxy section up t
 which is written by hand) and the README's headline lines."""
 from __future__ import annotations
 
+from .cases_wire import WIRE_TARGET
 from .common import README, RESULTS, command_line, fmt_ms, fmt_s, fmt_x
 
 PROXY_HEADING = "## Proxy"
@@ -12,8 +13,12 @@ README_BEGIN = "<!-- bench:headline:begin -->"
 README_END = "<!-- bench:headline:end -->"
 
 
-def headline(hn, tp, feed, warm=None, proxy=None) -> list[str]:
+def headline(hn, tp, feed, warm=None, proxy=None, wire=None) -> list[str]:
     lines = []
+    if wire:
+        parts = [f"{r['label']} {r['gzip_body']:,} body bytes against {r['identity_body']:,} without gzip "
+                 f"({fmt_x(r['gzip_body'] / max(r['identity_body'], 1))})" for r in wire.values()]
+        lines.append("- Bytes on the wire, transparent compression: " + "; ".join(parts) + ".")
     if hn:
         f = hn["freshet"]
         lines.append(f"- HN fan-out ({hn['N']} stories, {hn['L']} ms per request, concurrency {hn['C']}): Freshet "
@@ -46,8 +51,13 @@ def headline(hn, tp, feed, warm=None, proxy=None) -> list[str]:
     return lines
 
 
-def targets(hn, tp, feed, warm=None, proxy=None) -> list[str]:
+def targets(hn, tp, feed, warm=None, proxy=None, wire=None) -> list[str]:
     lines = []
+    if wire and "feed" in wire:
+        r = wire["feed"]
+        ratio = r["gzip_body"] / max(r["identity_body"], 1)
+        lines.append(f"- The cold feed's body with gzip at most {WIRE_TARGET}× identity: {'met' if ratio <= WIRE_TARGET else 'NOT met'} "
+                     f"({fmt_x(ratio)}).")
     if hn:
         f = hn["freshet"]["wall"]
         peers = {k: hn[k]["wall"] for k in ("aiohttp", "node", "tutorial")}

@@ -37,6 +37,14 @@ public enum FaultModeKind: String, Sendable, Codable, CaseIterable {
     /// `Accept-Encoding`) and a body that is not a valid gzip stream: a gzip header, then bytes
     /// no inflater accepts, as long as the real encoded body.
     case corruptGzip = "corrupt-gzip"
+    /// Sends the route's real answer gzip-encoded (whatever the request's `Accept-Encoding`), cut
+    /// before the end of the gzip stream: the trailer and the last ``FaultMode/bytes`` before it
+    /// (default 16) are missing, and `Content-Length` counts what is sent, so only a decoder notices.
+    case truncatedGzip = "truncated-gzip"
+    /// Answers `200` with `Content-Encoding: gzip` and a small chunked body that decodes to
+    /// ``FaultMode/size`` zero bytes (default 64 GiB, about 64 MB encoded), streamed: a decoder
+    /// that inflates it whole runs out of memory, one that counts what it decodes stops early.
+    case gzipBomb = "gzip-bomb"
 }
 
 /// A wire-level fault for the next ``times`` requests whose path (without query) starts with
@@ -61,7 +69,8 @@ public struct FaultMode: Sendable, Codable, Equatable {
     public var intervalMs: Int?
     /// `delay`: wait before the head in ms (default 1000, at most 120 000).
     public var delayMs: Int?
-    /// `huge`: body size in bytes (default 50 MiB, at most 512 MiB).
+    /// `huge`: body size in bytes (default 50 MiB, at most 512 MiB); `gzip-bomb`: decoded size
+    /// (default 64 GiB, at most 1 TiB).
     public var size: Int?
     /// `huge`: chunked instead of `Content-Length`.
     public var chunked: Bool?
@@ -126,7 +135,13 @@ extension Simulator {
             return try await next(request, context)
         case .huge:
             return bytesResponse(size: fault.size ?? FaultMode.defaultHugeSize, chunked: fault.chunked == true)
-        case .drip, .resetMidBody, .shortBody, .chunkedCut, .corruptGzip:
+        case .gzipBomb:
+            var headers = HTTPFields()
+            headers[.contentType] = "application/json; charset=utf-8"
+            headers[.contentEncoding] = "gzip"
+            headers[.cacheControl] = "no-store"
+            return Response(status: .ok, headers: headers, body: try HTTPSupport.gzipBomb(decodedSize: fault.size ?? 64 << 30))
+        case .drip, .resetMidBody, .shortBody, .chunkedCut, .corruptGzip, .truncatedGzip:
             break
         }
 
@@ -135,7 +150,7 @@ extension Simulator {
         var head = request.head
         head.headerFields[.ifNoneMatch] = nil
         head.headerFields[.ifModifiedSince] = nil
-        if fault.mode == .corruptGzip { head.headerFields[.acceptEncoding] = nil }
+        if fault.mode == .corruptGzip || fault.mode == .truncatedGzip { head.headerFields[.acceptEncoding] = nil }
         let plain = try await next(Request(head: head, body: RequestBody(buffer: ByteBuffer())), context)
         let body = try await Self.collect(plain.body, limit: 16 * 1024 * 1024)
         var headers = plain.headers
@@ -171,7 +186,13 @@ extension Simulator {
         case .corruptGzip:
             headers[.contentEncoding] = "gzip"
             return Response(status: plain.status, headers: headers, body: ResponseBody(byteBuffer: try HTTPSupport.corruptGzip(body)))
-        case .delay, .huge:
+        case .truncatedGzip:
+            let encoded = try HTTPSupport.gzip(body)
+            let kept = max(encoded.readableBytes - 8 - max(fault.bytes ?? 16, 0), 10)
+            headers[.contentEncoding] = "gzip"
+            return Response(status: plain.status, headers: headers,
+                            body: ResponseBody(byteBuffer: encoded.getSlice(at: encoded.readerIndex, length: kept) ?? ByteBuffer()))
+        case .delay, .huge, .gzipBomb:
             return plain
         }
     }

@@ -1,0 +1,79 @@
+import Foundation
+import Freshet
+import HTTPTypes
+import OpenAPIRuntime
+
+/// Transparent compression: asks for `gzip` and `deflate` and hands up the body decoded, as
+/// OkHttp does by default.
+///
+/// A request that names no `Accept-Encoding` of its own goes on with `Accept-Encoding: gzip,
+/// deflate`; an answer in exactly one of those codings comes back decoded as it is read, without
+/// `Content-Encoding` and `Content-Length` (its `ETag` stays: it names the stored representation).
+/// A request that sets `Accept-Encoding` itself, asks for a `Range`, or belongs to an upload or
+/// download (``TransferContext``) is left alone, and so is an answer in any other coding.
+///
+/// In ``Middlewares/standard(logger:tracing:authentication:retry:rateLimit:coalescing:decompression:innermost:)``
+/// it sits above coalescing and the cache, so the cache stores the encoded bytes (with their
+/// validators and `Vary`) and the caller's body limit counts the decoded ones: the body is decoded
+/// a window at a time as the client reads it, so a gzip bomb stops at the limit
+/// (``APIError/bodyTooLarge(limit:url:)``) without being inflated whole. A corrupt or cut-off
+/// stream fails as ``APIError/undecodableBody(coding:reason:url:)``.
+///
+/// `APIClient.live` puts it into the chain it is given (`decompressing: false` leaves it out);
+/// build a chain with it yourself with `Middlewares.standard(decompression:)`. URLSession decodes
+/// on its own: leave it out in front of ``Transports/urlSession()``.
+public struct DecompressionMiddleware: ClientMiddleware, StoredResponseAdapter {
+    /// The `Accept-Encoding` sent: `gzip, deflate`.
+    public static let acceptEncoding = "gzip, deflate"
+
+    /// Creates the middleware.
+    public init() {}
+
+    /// Adds `Accept-Encoding` and decodes the answer (see the type's description).
+    public func intercept(
+        _ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String,
+        next: @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?)
+    ) async throws -> (HTTPResponse, HTTPBody?) {
+        guard Self.applies(to: request) else { return try await next(request, body, baseURL) }
+        let (response, responseBody): (HTTPResponse, HTTPBody?)
+        do {
+            (response, responseBody) = try await next(storedRequest(request), body, baseURL)
+        } catch let error as APIError {
+            // A refusal raised beneath (the rate limit's) carries its body as it came: decoded here.
+            guard let answer = error.response, let coding = ContentCoding.single(in: answer.headerFields),
+                  let decoded = try? await coding.decode(answer.body, limit: APIError.ErrorResponse.bodyLimit)
+            else { throw error }
+            throw error.replacingResponse(.init(head: Self.decodedHead(answer.head), body: Data(decoded)))
+        }
+        guard let coding = ContentCoding.single(in: response.headerFields) else { return (response, responseBody) }
+        return (Self.decodedHead(response), responseBody.map { coding.decoding($0) })
+    }
+
+    /// The request with `Accept-Encoding: gzip, deflate` when it applies.
+    public func storedRequest(_ request: HTTPRequest) -> HTTPRequest {
+        guard Self.applies(to: request) else { return request }
+        var request = request
+        request.headerFields[.acceptEncoding] = Self.acceptEncoding
+        return request
+    }
+
+    /// A stored answer decoded whole, up to `limit` bytes.
+    public func storedResponse(_ response: HTTPResponse, body: Data, limit: Int) async throws -> (HTTPResponse, Data) {
+        guard let coding = ContentCoding.single(in: response.headerFields) else { return (response, body) }
+        return (Self.decodedHead(response), Data(try await coding.decode(body, limit: limit)))
+    }
+
+    /// Whether a request is one to ask for compression on: it names no `Accept-Encoding` and no
+    /// `Range`, and is no transfer.
+    static func applies(to request: HTTPRequest) -> Bool {
+        request.headerFields[.acceptEncoding] == nil && request.headerFields[.range] == nil && !TransferContext.isTransfer
+    }
+
+    /// `head` without the fields that describe the encoded body.
+    static func decodedHead(_ head: HTTPResponse) -> HTTPResponse {
+        var head = head
+        head.headerFields[.contentEncoding] = nil
+        head.headerFields[.contentLength] = nil
+        return head
+    }
+}
