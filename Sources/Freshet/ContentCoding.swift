@@ -34,3 +34,22 @@ public protocol StoredResponseAdapter: Sendable {
     /// - Throws: ``ContentDecodingFailure`` (or ``APIError``) when the stored body cannot be used.
     func storedResponse(_ response: HTTPResponse, body: Data, limit: Int) async throws -> (HTTPResponse, Data)
 }
+
+/// Decodes a whole body from its content coding, for a middleware beneath content decoding that
+/// must judge the bytes themselves: the cache, which stores no JSON answer that does not parse,
+/// judges an encoded one by what it decodes to.
+///
+/// The content-decoding middleware offers itself as ``ContentDecoding/decoder`` to the middlewares
+/// beneath it while its request is under way.
+public protocol ContentDecoder: Sendable {
+    /// `body` decoded from the coding `fields` name (`Content-Encoding`); `nil` when they name no
+    /// coding this decoder decodes, or the body decodes to more than `limit` bytes.
+    /// - Throws: ``ContentDecodingFailure`` when the body does not decode (corrupt, cut short).
+    func decode(_ body: Data, fields: HTTPFields, limit: Int) async throws -> Data?
+}
+
+/// The content decoder above the current request, if any (see ``ContentDecoder``).
+public enum ContentDecoding {
+    /// Bound by the content-decoding middleware around the rest of the chain.
+    @TaskLocal public static var decoder: (any ContentDecoder)?
+}

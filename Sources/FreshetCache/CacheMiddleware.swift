@@ -65,7 +65,9 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource {
         public var serveStaleOn: StaleStatuses
         /// Never store a response declared JSON (`application/json`, `…+json`) whose bytes do not
         /// parse, and treat it as a failed refresh (the apps: a broken answer never replaces a good
-        /// one). Encoded bodies (`Content-Encoding`) are not looked at. A shared proxy turns it
+        /// one). An encoded body (`Content-Encoding`) is judged by what it decodes to, and one that
+        /// does not decode is refused the same way, when a content decoder sits above the cache (the
+        /// standard chain's decompression); otherwise it is not looked at. A shared proxy turns it
         /// off: what it relays is the origin's business. On by default.
         public var rejectsInvalidJSON: Bool
         /// How long a request waits for another one fetching or revalidating the same key (one
@@ -541,8 +543,9 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource {
            !keepsPartial || !CachePolicy.isStorablePartial(response.headerFields, bodyCount: data.count) {
             return (response, HTTPBody(data))
         }
-        if options.rejectsInvalidJSON, Self.isBrokenJSON(data, fields: response.headerFields) {
-            if let fallback { return await fallback(.invalidJSON(url: Redaction.redact(url))) }
+        if options.rejectsInvalidJSON, let unusable = await Self.unusableBody(data, fields: response.headerFields, url: url,
+                                                                               limit: 64 * 1024 * 1024) {
+            if let fallback { return await fallback(unusable) }
             return (response, HTTPBody(data))
         }
         let names = CacheKey.varyNames(response.headerFields)
@@ -572,11 +575,27 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource {
         return (data, nil)
     }
 
-    /// Whether `data` is declared JSON (`application/json`, `…+json`) but does not parse as JSON.
-    /// An encoded body (`Content-Encoding` other than `identity`) is never judged: its bytes are
-    /// not the JSON.
+    /// Why a body must not be stored, if it must not: declared JSON but not parsing, or encoded
+    /// (`Content-Encoding`) and not decoding. An encoded body is judged by what it decodes to when a
+    /// content decoder sits above the cache (``ContentDecoding/decoder``, up to `limit` decoded
+    /// bytes); otherwise, or past the limit, it is not judged.
+    static func unusableBody(_ data: Data, fields: HTTPFields, url: URL, limit: Int) async -> StaleReason? {
+        var body = data
+        if let coding = fields[.contentEncoding], coding.trimmingOWS().lowercased() != "identity" {
+            do {
+                guard let decoded = try await ContentDecoding.decoder?.decode(data, fields: fields, limit: limit) else { return nil }
+                body = decoded
+            } catch let failure as ContentDecodingFailure {
+                return .failed(.undecodableBody(coding: failure.coding, reason: failure.reason, url: Redaction.redact(url)))
+            } catch {
+                return nil
+            }
+        }
+        return isBrokenJSON(body, fields: fields) ? .invalidJSON(url: Redaction.redact(url)) : nil
+    }
+
+    /// Whether `data` (decoded) is declared JSON (`application/json`, `…+json`) but does not parse.
     static func isBrokenJSON(_ data: Data, fields: HTTPFields) -> Bool {
-        if let coding = fields[.contentEncoding], coding.trimmingOWS().lowercased() != "identity" { return false }
         guard let type = fields[.contentType]?.split(separator: ";").first?.trimmingOWS().lowercased(),
               type == "application/json" || type.hasSuffix("+json") else { return false }
         return (try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])) == nil

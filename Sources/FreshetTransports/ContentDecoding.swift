@@ -58,12 +58,17 @@ public enum ContentCoding: String, Sendable, CaseIterable {
         var decoded: [UInt8] = []
         for try await chunk in decoding(HTTPBody(ArraySlice(data))) {
             guard decoded.count + chunk.count <= limit else {
-                throw ContentDecodingFailure(coding: rawValue, reason: "it decodes to more than \(limit) bytes")
+                throw ContentDecodingFailure(coding: rawValue, reason: Self.overLimit(limit))
             }
             decoded.append(contentsOf: chunk)
         }
         return decoded
     }
+}
+
+extension ContentCoding {
+    /// The reason ``decode(_:limit:)`` gives for a body that decodes to more than `limit` bytes.
+    static func overLimit(_ limit: Int) -> String { "it decodes to more than \(limit) bytes" }
 }
 
 /// A body's bytes, decoded from a content coding as they are pulled (see

@@ -22,7 +22,7 @@ import OpenAPIRuntime
 /// `APIClient.live` puts it into the chain it is given (`decompressing: false` leaves it out);
 /// build a chain with it yourself with `Middlewares.standard(decompression:)`. URLSession decodes
 /// on its own: leave it out in front of ``Transports/urlSession()``.
-public struct DecompressionMiddleware: ClientMiddleware, StoredResponseAdapter {
+public struct DecompressionMiddleware: ClientMiddleware, StoredResponseAdapter, ContentDecoder {
     /// The `Accept-Encoding` sent: `gzip, deflate`.
     public static let acceptEncoding = "gzip, deflate"
 
@@ -37,7 +37,10 @@ public struct DecompressionMiddleware: ClientMiddleware, StoredResponseAdapter {
         guard Self.applies(to: request) else { return try await next(request, body, baseURL) }
         let (response, responseBody): (HTTPResponse, HTTPBody?)
         do {
-            (response, responseBody) = try await next(storedRequest(request), body, baseURL)
+            // Beneath, the cache judges an encoded body by what it decodes to (`ContentDecoder`).
+            (response, responseBody) = try await ContentDecoding.$decoder.withValue(self) {
+                try await next(storedRequest(request), body, baseURL)
+            }
         } catch let error as APIError {
             // A refusal raised beneath (the rate limit's) carries its body as it came: decoded here.
             guard let answer = error.response, let coding = ContentCoding.single(in: answer.headerFields),
@@ -61,6 +64,17 @@ public struct DecompressionMiddleware: ClientMiddleware, StoredResponseAdapter {
     public func storedResponse(_ response: HTTPResponse, body: Data, limit: Int) async throws -> (HTTPResponse, Data) {
         guard let coding = ContentCoding.single(in: response.headerFields) else { return (response, body) }
         return (Self.decodedHead(response), Data(try await coding.decode(body, limit: limit)))
+    }
+
+    /// `body` decoded whole from the coding `fields` name, up to `limit` bytes (`nil` past it, or
+    /// for a coding this middleware leaves alone).
+    public func decode(_ body: Data, fields: HTTPFields, limit: Int) async throws -> Data? {
+        guard let coding = ContentCoding.single(in: fields) else { return nil }
+        do {
+            return Data(try await coding.decode(body, limit: limit))
+        } catch let failure as ContentDecodingFailure where failure.reason == ContentCoding.overLimit(limit) {
+            return nil
+        }
     }
 
     /// Whether a request is one to ask for compression on: it names no `Accept-Encoding` and no

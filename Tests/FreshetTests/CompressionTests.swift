@@ -110,6 +110,28 @@ struct CompressionTests {
         }
     }
 
+    @Test("A refresh answered with corrupt gzip never replaces the stored answer: the apps' cache serves that one stale")
+    func corruptRefreshKeepsStored() async throws {
+        try await withSimulator(.init()) { sim async throws in
+            let cache = CacheMiddleware(store: MemoryCacheStore(), options: .init(mode: .private, serveStaleOnFailure: true))
+            let client = APIClient(baseURL: sim.baseURL, transport: liveTransport,
+                                   middlewares: Middlewares.standard(decompression: DecompressionMiddleware(), innermost: [cache]))
+            let first = try await client.send(Self.events)
+            await sim.simulator.injectFaultMode(FaultMode(route: Self.eventsRoute, mode: .corruptGzip))
+            var reload = Self.events
+            reload.headers[.cacheControl] = "max-age=0"
+            let stale = try await client.send(reload)
+            #expect(stale.cache == .stale)
+            #expect(stale.value == first.value)
+            guard case .failed(.undecodableBody("gzip", "the data is corrupt", _))? = stale.staleReason else {
+                Issue.record("expected the decoding failure as the stale reason, got \(String(describing: stale.staleReason))")
+                return
+            }
+            let again = try await client.send(Self.events)
+            #expect(again.value == first.value, "the good answer is still the stored one")
+        }
+    }
+
     @Test("A corrupt gzip body is a typed error that says so")
     func corruptGzip() async throws {
         try await withSimulator(.init()) { sim async throws in
