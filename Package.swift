@@ -99,6 +99,8 @@ let package = Package(
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                // Forward proxies: `socks5://` proxies for HTTP1Transport's connections.
+                .product(name: "NIOSOCKS", package: "swift-nio-extras"),
             ]
         ),
         .target(
