@@ -17,7 +17,7 @@ import OpenAPIRuntime
 /// write `M-SEARCH` as `MSEARCH`).
 ///
 /// Errors are AsyncHTTPClient's and NIO's; wrap it in ``ClassifyingTransport`` (as
-/// ``Transports/asyncHTTPClient(timeout:)`` does) to get `TransportFailure`s. A server certificate
+/// ``Transports/asyncHTTPClient(timeout:proxies:)`` does) to get `TransportFailure`s. A server certificate
 /// chain refused in the handshake is a ``TLSTrustFailure`` (of kind `notTrusted`: AsyncHTTPClient's
 /// TLS stack does not say why).
 ///

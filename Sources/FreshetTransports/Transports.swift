@@ -141,7 +141,7 @@ public enum Transports {
 
     /// The default transport with custom trust: `trust`'s roots, and its pins if it has any.
     ///
-    /// Without pins this is AsyncHTTPClient, exactly as ``asyncHTTPClient(timeout:)`` but over a
+    /// Without pins this is AsyncHTTPClient, exactly as ``asyncHTTPClient(timeout:proxies:)`` but over a
     /// process-wide client trusting `trust`'s roots (``sharedHTTPClient(trusting:)``): HTTP/2
     /// where the server offers it.
     ///

@@ -26,7 +26,7 @@ public final class HTTP1ConnectionPool: Sendable {
         public var connectTimeout: Duration
         /// TLS for `https` origins (default: the system's trust roots; ALPN is always `http/1.1`).
         /// For an origin with a private CA, set its `trustRoots` (e.g. `.certificates([root])`), or
-        /// make the configuration with ``init(maxConnectionsPerHost:idleTimeout:connectTimeout:trust:)``.
+        /// make the configuration with ``init(maxConnectionsPerHost:idleTimeout:connectTimeout:trust:proxies:)``.
         public var tls: TLSConfiguration
         /// Public-key pins for `https` origins (default: none). When given, a connection is made
         /// only if the server's chain verifies against ``tls``'s trust roots (and
