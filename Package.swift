@@ -101,6 +101,8 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 // Transparent compression: gzip and deflate decoded by zlib (DecompressionMiddleware).
                 .product(name: "CompressNIO", package: "compress-nio"),
+                // Forward proxies: `socks5://` proxies for HTTP1Transport's connections.
+                .product(name: "NIOSOCKS", package: "swift-nio-extras"),
             ]
         ),
         .target(

@@ -4,6 +4,7 @@ import Freshet
 import HTTPTypes
 import NIOCore
 import NIOHTTP1
+import NIOPosix
 import OpenAPIRuntime
 
 /// A `ClientTransport` over AsyncHTTPClient that streams both bodies and keeps every header
@@ -16,9 +17,17 @@ import OpenAPIRuntime
 /// write `M-SEARCH` as `MSEARCH`).
 ///
 /// Errors are AsyncHTTPClient's and NIO's; wrap it in ``ClassifyingTransport`` (as
-/// ``Transports/asyncHTTPClient(timeout:)`` does) to get `TransportFailure`s. A server certificate
+/// ``Transports/asyncHTTPClient(timeout:proxies:)`` does) to get `TransportFailure`s. A server certificate
 /// chain refused in the handshake is a ``TLSTrustFailure`` (of kind `notTrusted`: AsyncHTTPClient's
 /// TLS stack does not say why).
+///
+/// Unless it is given a client, it sends each request through the forward proxy ``proxies``
+/// chooses for its URL (by default the environment's): an `https` request over a process-wide
+/// client configured with that proxy (AsyncHTTPClient's `CONNECT` tunnel, or SOCKS5), a plain
+/// `http` request through an HTTP proxy over ``HTTP1Transport``, in absolute form (AsyncHTTPClient
+/// would tunnel it with `CONNECT`, which proxies commonly allow to port 443 only). A proxy that
+/// cannot be reached fails naming the proxy (never its credentials); one that refuses fails with
+/// a ``ForwardProxyFailure``.
 public struct HTTPClientTransport: ClientTransport {
     /// The deadline for the response head; the body then streams as long as data keeps coming
     /// (the client's read timeout applies between reads).
@@ -33,42 +42,55 @@ public struct HTTPClientTransport: ClientTransport {
         set { source = .given(newValue) }
     }
 
+    /// The forward proxies requests go through (``ProxySettings/direct`` when a client was given:
+    /// a given client's own configuration decides).
+    public var proxies: ProxySettings
+
     private var source: ClientSource
 
-    /// Where the client comes from: given, or the shared one, looked up on first use.
+    /// Where the client comes from: given, or a process-wide one, looked up on first use.
     private enum ClientSource: Sendable {
         case given(HTTPClient)
-        case shared
         case trusting(TLSTrust.Roots)
 
-        var client: HTTPClient {
+        var client: HTTPClient { client(through: nil) }
+
+        func client(through proxy: ForwardProxy?) -> HTTPClient {
             switch self {
             case .given(let client): return client
-            case .shared: return Transports.sharedHTTPClient
-            case .trusting(let roots): return Transports.sharedHTTPClient(trusting: roots)
+            case .trusting(let roots): return Transports.sharedHTTPClient(trusting: roots, through: proxy)
             }
+        }
+
+        var roots: TLSTrust.Roots {
+            if case .trusting(let roots) = self { return roots }
+            return .system
         }
     }
 
-    /// Creates the transport over `client`.
+    /// Creates the transport over `client`, used as configured (no other proxy is applied).
     public init(headTimeout: TimeAmount, client: HTTPClient) {
         self.headTimeout = headTimeout
         self.source = .given(client)
+        self.proxies = .direct
     }
 
-    /// Creates the transport over ``Transports/sharedHTTPClient``, which is only created (with
-    /// its event loops) when the first request is sent.
-    public init(headTimeout: TimeAmount) {
+    /// Creates the transport over ``Transports/sharedHTTPClient`` (or, through a proxy, the
+    /// process-wide client for it), which is only created (with its event loops) when the first
+    /// request is sent. `proxies`: the forward proxies (default: the environment's).
+    public init(headTimeout: TimeAmount, proxies: ProxySettings = .environment) {
         self.headTimeout = headTimeout
-        self.source = .shared
+        self.source = .trusting(.system)
+        self.proxies = proxies
     }
 
-    /// Creates the transport over ``Transports/sharedHTTPClient(trusting:)`` for `roots`, looked
-    /// up when the first request is sent. (AsyncHTTPClient cannot check pins:
-    /// ``Transports/asyncHTTPClient(timeout:trust:)`` sends pinned requests another way.)
-    public init(headTimeout: TimeAmount, roots: TLSTrust.Roots) {
+    /// Creates the transport over ``Transports/sharedHTTPClient(trusting:through:)`` for `roots`,
+    /// looked up when the first request is sent. (AsyncHTTPClient cannot check pins:
+    /// ``Transports/asyncHTTPClient(timeout:trust:proxies:)`` sends pinned requests another way.)
+    public init(headTimeout: TimeAmount, roots: TLSTrust.Roots, proxies: ProxySettings = .environment) {
         self.headTimeout = headTimeout
-        self.source = roots == .system ? .shared : .trusting(roots)
+        self.source = .trusting(roots)
+        self.proxies = proxies
     }
 
     /// Sends `request` to `baseURL` + its path; the response body streams as it arrives.
@@ -78,6 +100,16 @@ public struct HTTPClientTransport: ClientTransport {
         guard let url = request.url(relativeTo: baseURL) else {
             throw APIError.invalidRequest("the request target \(request.path ?? "") does not form a valid URL")
         }
+        let proxy = try proxies.proxy(for: url)
+        if let proxy, proxy.kind == .http, url.scheme?.lowercased() == "http" {
+            // Absolute form to the HTTP proxy, which AsyncHTTPClient does not do. A transfer's head
+            // is not held to the head deadline (as below); the read timeout is the client's.
+            let transport = HTTP1Transport(
+                headTimeout: TransferContext.isTransfer ? .seconds(7 * 24 * 3600) : Duration(headTimeout),
+                readTimeout: .seconds(30), pool: Transports.sharedPool(TLSTrust(roots: source.roots), proxies: proxies))
+            return try await transport.send(request, body: body, baseURL: baseURL, operationID: operationID)
+        }
+        let client = source.client(through: proxy)
         var outbound = HTTPClientRequest(url: url.absoluteString)
         outbound.method = Self.method(request.method)
         outbound.headers.addExceptFraming(request.headerFields)
@@ -98,6 +130,7 @@ public struct HTTPClientTransport: ClientTransport {
         } catch {
             // A refused certificate chain says so (BoringSSL's own error does not), and is not retried.
             if let refused = TransportErrorClassifier.trustFailure(for: error, host: url.host ?? "") { throw refused }
+            if let proxy, let failure = Self.proxyFailure(error, proxy: proxy, url: url) { throw failure }
             throw error
         }
         let head = HTTPResponse(nioStatus: response.status, headers: response.headers)
@@ -105,6 +138,42 @@ public struct HTTPClientTransport: ClientTransport {
         let length = head.announcedBodyLength
         return (head, HTTPBody(response.body.map { ArraySlice($0.readableBytesView) }, length: length,
                                iterationBehavior: .single))
+    }
+
+    /// AsyncHTTPClient's failure through `proxy` as one that names the proxy: a refused tunnel, or
+    /// a connection that could not be made (through a proxy, every connection is to the proxy).
+    /// `nil` for other failures.
+    static func proxyFailure(_ error: any Error, proxy: ForwardProxy, url: URL) -> (any Error)? {
+        let port = url.port ?? (url.scheme?.lowercased() == "https" ? 443 : 80)
+        let target = "\((url.host ?? "").contains(":") ? "[\(url.host ?? "")]" : url.host ?? ""):\(port)"
+        if let error = error as? HTTPClientError {
+            switch error {
+            case .proxyAuthenticationRequired:
+                return ForwardProxyFailure.refused(proxy, target: target, status: 407, phrase: "Proxy Authentication Required", tunnel: true)
+            case .invalidProxyResponse:
+                return ForwardProxyFailure(proxy: proxy, target: target, status: nil,
+                                           reason: "refused the tunnel to \(target) (AsyncHTTPClient does not say with which status)")
+            case .httpProxyHandshakeTimeout, .socksHandshakeTimeout:
+                return TransportFailure(.unreachable, reason: "the proxy \(proxy) did not open the tunnel to \(target) in time")
+            case .connectTimeout:
+                return TransportFailure(.unreachable, reason: "the proxy \(proxy) did not accept the connection in time")
+            default:
+                return nil
+            }
+        }
+        switch error {
+        case is NIOConnectionError, is IOError, is SocketAddressError:
+            return proxy.unreachable(error)
+        case let error as ChannelError:
+            if case .connectTimeout = error { return proxy.unreachable(error) }
+            return nil
+        default:
+            if String(reflecting: type(of: error)).hasPrefix("NIOSOCKS.") {
+                return ForwardProxyFailure(proxy: proxy, target: target, status: nil,
+                                           reason: "refused the SOCKS5 connection to \(target) (\(error))")
+            }
+            return nil
+        }
     }
 
     /// NIO's method for `method`, sent as spelled. NIO parses `M-SEARCH` into `.MSEARCH`, which

@@ -28,11 +28,11 @@ public enum Transports {
     /// is 10 s, a refused connection fails at once (no silent pool retries), and idle keep-alive
     /// connections are kept for 60 s. It lives as long as the process.
     public static let sharedHTTPClient: HTTPClient = HTTPClient(
-        eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: clientConfiguration(tls: nil))
+        eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: clientConfiguration(tls: nil, proxy: nil))
 
     /// The configuration of ``sharedHTTPClient``, with `tls` (`nil`: AsyncHTTPClient's default,
-    /// the system's roots).
-    private static func clientConfiguration(tls: TLSConfiguration?) -> HTTPClient.Configuration {
+    /// the system's roots) and every connection through `proxy`.
+    private static func clientConfiguration(tls: TLSConfiguration?, proxy: ForwardProxy?) -> HTTPClient.Configuration {
         var configuration = HTTPClient.Configuration(
             tlsConfiguration: tls,
             redirectConfiguration: .disallow,
@@ -48,50 +48,100 @@ public enum Transports {
         // AsyncHTTPClient keeps 8 HTTP/1.1 connections per host by default, which silently caps a
         // fan-out of 32 at 8. Allow 64 (GitHub asks for fewer than 100 concurrent requests).
         configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = maxConnectionsPerHost
+        if let proxy {
+            switch proxy.kind {
+            case .http:
+                configuration.proxy = .server(
+                    host: proxy.host, port: proxy.port,
+                    authorization: proxy.credentials.map { .basic(username: $0.user, password: $0.password) })
+            case .socks5:
+                configuration.proxy = .socksServer(host: proxy.host, port: proxy.port)
+            }
+        }
         return configuration
     }
 
-    /// Clients and pools for trusts other than the system's: one of each per distinct trust, made
-    /// on first use and kept, like ``sharedHTTPClient``, for the life of the process.
-    private static let trusted = Mutex<(clients: [TLSTrust.Roots: HTTPClient], pools: [TLSTrust: HTTP1ConnectionPool])>(([:], [:]))
+    /// Which process-wide AsyncHTTPClient: its trust roots and forward proxy.
+    private struct ClientKey: Hashable {
+        var roots: TLSTrust.Roots
+        var proxy: ForwardProxy?
+    }
+
+    /// Which process-wide HTTP/1.1 pool: its trust and forward proxies.
+    private struct PoolKey: Hashable {
+        var trust: TLSTrust
+        var proxies: ProxySettings
+    }
+
+    /// Clients and pools other than ``sharedHTTPClient``: one of each per distinct trust and
+    /// proxy, made on first use and kept, like ``sharedHTTPClient``, for the life of the process.
+    private static let trusted = Mutex<(clients: [ClientKey: HTTPClient], pools: [PoolKey: HTTP1ConnectionPool])>(([:], [:]))
 
     /// The process-wide AsyncHTTPClient trusting `roots`: configured as ``sharedHTTPClient`` is,
     /// made on first use and kept for the life of the process, one per distinct set of roots.
     /// `.system` gives ``sharedHTTPClient``.
     public static func sharedHTTPClient(trusting roots: TLSTrust.Roots) -> HTTPClient {
-        if roots == .system { return sharedHTTPClient }
+        sharedHTTPClient(trusting: roots, through: nil)
+    }
+
+    /// The process-wide AsyncHTTPClient trusting `roots` whose every connection goes through
+    /// `proxy` (`nil`: straight to the origin): configured as ``sharedHTTPClient`` is, made on
+    /// first use and kept for the life of the process, one per distinct set of roots and proxy.
+    /// `.system` without a proxy gives ``sharedHTTPClient``.
+    ///
+    /// AsyncHTTPClient tunnels every request through an HTTP proxy with `CONNECT`, plain `http`
+    /// too; ``HTTPClientTransport`` sends plain `http` requests through an HTTP proxy in absolute
+    /// form instead (as curl does, and as proxies that allow `CONNECT` to port 443 only need).
+    public static func sharedHTTPClient(trusting roots: TLSTrust.Roots = .system, through proxy: ForwardProxy?) -> HTTPClient {
+        if roots == .system, proxy == nil { return sharedHTTPClient }
+        let key = ClientKey(roots: roots, proxy: proxy)
         return trusted.withLock { trusted in
-            if let client = trusted.clients[roots] { return client }
+            if let client = trusted.clients[key] { return client }
+            let tls = roots == .system ? nil : TLSTrust(roots: roots).clientConfiguration()
             let client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton,
-                                    configuration: clientConfiguration(tls: TLSTrust(roots: roots).clientConfiguration()))
-            trusted.clients[roots] = client
+                                    configuration: clientConfiguration(tls: tls, proxy: proxy))
+            trusted.clients[key] = client
             return client
         }
     }
 
-    /// The process-wide HTTP/1.1 pool for a pinned `trust`, made on first use.
-    private static func pinnedPool(_ trust: TLSTrust) -> HTTP1ConnectionPool {
-        trusted.withLock { trusted in
-            if let pool = trusted.pools[trust] { return pool }
+    /// The process-wide HTTP/1.1 pool for `trust` and `proxies`, made on first use.
+    static func sharedPool(_ trust: TLSTrust, proxies: ProxySettings) -> HTTP1ConnectionPool {
+        let key = PoolKey(trust: trust, proxies: proxies)
+        return trusted.withLock { trusted in
+            if let pool = trusted.pools[key] { return pool }
             let pool = HTTP1ConnectionPool(configuration: .init(maxConnectionsPerHost: maxConnectionsPerHost,
-                                                                connectTimeout: Duration(connectTimeout), trust: trust))
-            trusted.pools[trust] = pool
+                                                                connectTimeout: Duration(connectTimeout), trust: trust,
+                                                                proxies: proxies))
+            trusted.pools[key] = pool
             return pool
         }
     }
 
     /// The default transport: AsyncHTTPClient over ``sharedHTTPClient``, with failures classified
     /// as `TransportFailure` so `APIError` can say "unreachable" or "timed out".
-    /// - Parameter timeout: the deadline for one whole request.
-    public static func asyncHTTPClient(timeout: Duration = requestTimeout) -> any ClientTransport {
-        let transport = HTTPClientTransport(headTimeout: TimeAmount(timeout))
+    ///
+    /// Requests go through the forward proxy `proxies` chooses for each URL: by default the
+    /// environment's (``ProxySettings/environment``: `HTTP_PROXY`, `HTTPS_PROXY`, `ALL_PROXY`,
+    /// `NO_PROXY`, as curl reads them), ``ProxySettings/direct`` for none. An `https` request goes
+    /// through an HTTP proxy's `CONNECT` tunnel (HTTP/2 inside it where the origin offers it), a
+    /// plain `http` one to the proxy in absolute form (over ``HTTP1Transport``), either through a
+    /// SOCKS5 proxy's tunnel. A proxy that cannot be reached fails as `unreachable`, naming the
+    /// proxy; one that refuses (`407`, a refused tunnel) with a ``ForwardProxyFailure`` (not retried).
+    /// - Parameters:
+    ///   - timeout: the deadline for one whole request.
+    ///   - proxies: the forward proxies to use.
+    public static func asyncHTTPClient(timeout: Duration = requestTimeout, proxies: ProxySettings = .environment)
+        -> any ClientTransport
+    {
+        let transport = HTTPClientTransport(headTimeout: TimeAmount(timeout), proxies: proxies)
         // AsyncHTTPClient's deadline ends when the response head arrives; the body is held to it here.
         return ClassifyingTransport(base: transport, deadline: timeout)
     }
 
     /// The default transport with custom trust: `trust`'s roots, and its pins if it has any.
     ///
-    /// Without pins this is AsyncHTTPClient, exactly as ``asyncHTTPClient(timeout:)`` but over a
+    /// Without pins this is AsyncHTTPClient, exactly as ``asyncHTTPClient(timeout:proxies:)`` but over a
     /// process-wide client trusting `trust`'s roots (``sharedHTTPClient(trusting:)``): HTTP/2
     /// where the server offers it.
     ///
@@ -105,12 +155,16 @@ public enum Transports {
     /// - Parameters:
     ///   - timeout: the deadline for one whole request.
     ///   - trust: the roots the server's chain must lead to, and the pins one of its keys must match.
-    public static func asyncHTTPClient(timeout: Duration = requestTimeout, trust: TLSTrust) -> any ClientTransport {
+    ///   - proxies: the forward proxies to use (default: the environment's), as
+    ///     ``asyncHTTPClient(timeout:proxies:)`` uses them; pinned connections through a proxy's
+    ///     tunnel check the origin's chain and pins.
+    public static func asyncHTTPClient(timeout: Duration = requestTimeout, trust: TLSTrust,
+                                       proxies: ProxySettings = .environment) -> any ClientTransport {
         guard !trust.pins.isEmpty else {
-            let transport = HTTPClientTransport(headTimeout: TimeAmount(timeout), roots: trust.roots)
+            let transport = HTTPClientTransport(headTimeout: TimeAmount(timeout), roots: trust.roots, proxies: proxies)
             return ClassifyingTransport(base: transport, deadline: timeout)
         }
-        let transport = HTTP1Transport(headTimeout: timeout, pool: pinnedPool(trust))
+        let transport = HTTP1Transport(headTimeout: timeout, pool: sharedPool(trust, proxies: proxies))
         return ClassifyingTransport(base: transport, deadline: timeout)
     }
 

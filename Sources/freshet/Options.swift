@@ -20,7 +20,7 @@ struct CommonOptions: ParsableArguments {
     @Flag(name: .long, help: "Ignore what is fresh in the cache: revalidate with the server now.")
     var refresh = false
 
-    @Option(name: .long, help: "HTTP transport: ahc (AsyncHTTPClient, default) or urlsession.")
+    @Option(name: .long, help: "HTTP transport: ahc (AsyncHTTPClient, default; through HTTP_PROXY/HTTPS_PROXY/ALL_PROXY except NO_PROXY) or urlsession.")
     var transport: TransportChoice = .ahc
 
     @Flag(name: [.short, .long], help: "Log every HTTP exchange to stderr (FRESHET_LOG=debug|trace for more).")
@@ -38,10 +38,12 @@ struct CommonOptions: ParsableArguments {
         let logger = try logger()
         var transport = try defaultTransport()
         if Demo.isRequested(flag: demo) {
+            // The demo's server is in this process: reached directly, never through a proxy.
+            let direct = try defaultTransport(proxies: .direct)
             do {
                 let demo = try await Demo.start(configuration)
                 configuration = demo.configuration
-                transport = demo.transport(over: transport)
+                transport = demo.transport(over: direct)
             } catch {
                 printError("error: \(error.description)")
                 throw ExitStatus.failure
@@ -54,14 +56,18 @@ struct CommonOptions: ParsableArguments {
     }
 
     /// The `--transport` chosen; AsyncHTTPClient trusts the roots `SSL_CERT_FILE` and
-    /// `SSL_CERT_DIR` name, when set, in place of the system's (URLSession keeps the platform's).
-    func defaultTransport() throws -> any ClientTransport {
+    /// `SSL_CERT_DIR` name, when set, in place of the system's, and goes through the forward
+    /// proxies `HTTP_PROXY`, `HTTPS_PROXY`, `ALL_PROXY` name except for `NO_PROXY`'s hosts (or
+    /// `proxies`, when given). URLSession keeps the platform's trust and proxies. A malformed
+    /// variable is reported and ends the command (exit 1).
+    func defaultTransport(proxies given: ProxySettings? = nil) throws -> any ClientTransport {
         guard transport == .ahc else { return Transports.named(transport.rawValue) }
         do {
-            guard let trust = try TLSTrust.fromEnvironment() else { return Transports.named(transport.rawValue) }
-            return Transports.asyncHTTPClient(trust: trust)
+            let proxies = try given ?? ProxySettings.fromEnvironment()
+            guard let trust = try TLSTrust.fromEnvironment() else { return Transports.asyncHTTPClient(proxies: proxies) }
+            return Transports.asyncHTTPClient(trust: trust, proxies: proxies)
         } catch {
-            printError("error: \(error.description)")
+            printError("error: \(error)")
             throw ExitStatus.failure
         }
     }

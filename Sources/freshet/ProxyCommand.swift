@@ -48,6 +48,12 @@ struct ProxyCommand: AsyncParsableCommand {
             sha256/BASE64 (the SHA-256 of a certificate's SubjectPublicKeyInfo, as OkHttp writes \
             it), a connection is made only if some certificate of the verified chain has a pinned \
             key; otherwise each request is answered 502 saying which keys the chain had.
+
+            The connections to the origin go through the forward proxy that HTTPS_PROXY (for an \
+            https origin), HTTP_PROXY (http) or ALL_PROXY name, unless NO_PROXY lists its host, as \
+            curl reads them: http://[USER:PASSWORD@]HOST[:PORT] (CONNECT for https, absolute-form \
+            requests for http) or socks5://HOST[:PORT]. A proxy that cannot be reached or refuses \
+            is answered 502, naming the proxy (never its password).
             """)
 
     @Option(help: "The origin to forward to, e.g. https://api.github.com (a path in it prefixes every request).")
@@ -161,6 +167,16 @@ struct ProxyCommand: AsyncParsableCommand {
         }
     }
 
+    /// The forward proxies for the origin connections: `HTTP_PROXY`, `HTTPS_PROXY`, `ALL_PROXY`
+    /// and `NO_PROXY`, as curl reads them.
+    func forwardProxies() throws -> ProxySettings {
+        do {
+            return try ProxySettings.fromEnvironment()
+        } catch {
+            throw ValidationError(error.description)
+        }
+    }
+
     /// The PostgreSQL store's URL: `--store`, else `FRESHET_DATABASE_URL`; `nil` for SQLite.
     var storeURL: String? {
         if let store { return store }
@@ -219,6 +235,7 @@ struct ProxyCommand: AsyncParsableCommand {
         }
         guard timeout > 0 else { throw ValidationError("--timeout must be at least 1 second.") }
         _ = try trust()
+        _ = try forwardProxies()
         guard maxEntryBytes >= 0 else { throw ValidationError("--max-entry-bytes cannot be negative.") }
         _ = try forwarderOptions(notice: { _ in })
         if let storeSizeMiB, !(1...1_048_576).contains(storeSizeMiB) {
@@ -250,9 +267,10 @@ struct ProxyCommand: AsyncParsableCommand {
         let proxyMetrics = opened.metrics
         // HTTP1Transport rather than AsyncHTTPClient: it relays the origin's interim (1xx) responses.
         // With --ca-file or --pin, over a pool of its own trusting those roots and requiring a pin.
-        let transport = try trust().map {
-            HTTP1Transport(headTimeout: .seconds(timeout), pool: HTTP1ConnectionPool(configuration: .init(trust: $0)))
-        } ?? HTTP1Transport(headTimeout: .seconds(timeout))
+        // Through the forward proxy the environment names for the origin, if any (validated in validate()).
+        let proxies = try forwardProxies()
+        let transport = HTTP1Transport(headTimeout: .seconds(timeout), pool: HTTP1ConnectionPool(
+            configuration: try trust().map { .init(trust: $0, proxies: proxies) } ?? .init(proxies: proxies)))
         let forwarder = ProxyForwarder(
             origin: originURL, store: store,
             mode: privateCache ? .private : .shared, maxEntryBytes: maxEntryBytes, transport: transport,

@@ -4,6 +4,7 @@ import HTTPTypes
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import NIOSOCKS
 import NIOSSL
 import OpenAPIRuntime
 import Synchronization
@@ -82,59 +83,109 @@ final class HTTP1Connection: Sendable {
         let failure = Mutex<TLSTrustFailure?>(nil)
     }
 
+    /// The channel's handlers for TLS (when `tls` is given) and HTTP/1.1, and its async channel:
+    /// run on the channel's event loop, in its initializer or once a proxy's tunnel is open.
+    private static func setUp(_ channel: any Channel, key: HTTP1ConnectionPool.Key, tls: TLS?, timeout: TimeAmount,
+                              refusal: Refusal) throws -> Setup {
+        let serverName: String? = key.host.isIPAddress ? nil : key.host
+        let sync = channel.pipeline.syncOperations
+        var opened: EventLoopFuture<Void>?
+        if let tls {
+            if let verifier = tls.verifier {
+                let host = key.host
+                try sync.addHandler(NIOSSLClientHandler(
+                    context: tls.context, serverHostname: serverName,
+                    customVerificationCallbackWithMetadata: { presented, promise in
+                        promise.completeWithTask {
+                            do throws(TLSTrustFailure) {
+                                _ = try await verifier.verify(presented, host: host)
+                                return .certificateVerified(VerificationMetadata(nil))
+                            } catch {
+                                refusal.failure.withLock { $0 = error }
+                                return .failed
+                            }
+                        }
+                    }))
+            } else {
+                try sync.addHandler(NIOSSLClientHandler(context: tls.context, serverHostname: serverName))
+            }
+            let handshake = HTTP1HandshakeHandler(timeout: timeout)
+            try sync.addHandler(handshake)
+            opened = handshake.opened
+        }
+        let encoder = HTTPRequestEncoder(configuration: {
+            var configuration = HTTPRequestEncoder.Configuration()
+            configuration.automaticallySetFramingHeaders = false
+            return configuration
+        }())
+        let decoder = ByteToMessageHandler(
+            HTTPResponseDecoder(leftOverBytesStrategy: .dropBytes, informationalResponseStrategy: .forward))
+        try sync.addHandlers([encoder, decoder, NIOHTTPRequestHeadersValidator(), HTTP1IdleGuard()])
+        // Read-ahead stays bounded: no socket read while two parts or more are unread;
+        // reading resumes once the reader has taken them all.
+        let asyncChannel = try NIOAsyncChannel<HTTPClientResponsePart, Never>(
+            wrappingChannelSynchronously: channel,
+            configuration: .init(backPressureStrategy: .init(lowWatermark: 1, highWatermark: 2)))
+        return Setup(asyncChannel: asyncChannel, opened: opened)
+    }
+
+    /// A connection's async channel, and the future of its TLS handshake (`nil` without TLS).
+    private struct Setup: Sendable {
+        var asyncChannel: NIOAsyncChannel<HTTPClientResponsePart, Never>
+        var opened: EventLoopFuture<Void>?
+    }
+
     static func connect(_ key: HTTP1ConnectionPool.Key, tls: TLS?, group: any EventLoopGroup,
                         timeout: TimeAmount, pool: HTTP1ConnectionPool? = nil) async throws -> HTTP1Connection {
-        let serverName: String? = key.host.isIPAddress ? nil : key.host
         // Why the pins' verifier refused the chain: NIOSSL only reports that the handshake failed.
         let refusal = Refusal()
+        // Through a forward proxy the connection is made to the proxy; a tunnel (CONNECT, SOCKS5)
+        // is opened first, and TLS and HTTP/1.1 are set up once it is (ForwardProxy.swift).
+        let tunnel = key.proxy.flatMap { $0.tunnels(key.scheme) ? $0 : nil }
+        let endpoint = key.proxy.map { (host: $0.host, port: $0.port) } ?? (host: key.host, port: key.port)
         // The handshake's future comes out of the initializer: looked up afterwards, its handler
         // may already be gone with a connection the origin (or a failed handshake) closed at once.
-        let (asyncChannel, opened) = try await ClientBootstrap(group: group)
-            .connectTimeout(timeout)
-            .connect(host: key.host, port: key.port) { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    let sync = channel.pipeline.syncOperations
-                    var opened: EventLoopFuture<Void>?
-                    if let tls {
-                        if let verifier = tls.verifier {
-                            let host = key.host
-                            try sync.addHandler(NIOSSLClientHandler(
-                                context: tls.context, serverHostname: serverName,
-                                customVerificationCallbackWithMetadata: { presented, promise in
-                                    promise.completeWithTask {
-                                        do throws(TLSTrustFailure) {
-                                            _ = try await verifier.verify(presented, host: host)
-                                            return .certificateVerified(VerificationMetadata(nil))
-                                        } catch {
-                                            refusal.failure.withLock { $0 = error }
-                                            return .failed
-                                        }
-                                    }
-                                }))
-                        } else {
-                            try sync.addHandler(NIOSSLClientHandler(context: tls.context, serverHostname: serverName))
+        let made: (channel: any Channel, setup: Setup?, tunnel: EventLoopFuture<Void>?)
+        do {
+            made = try await ClientBootstrap(group: group)
+                .connectTimeout(timeout)
+                .connect(host: endpoint.host, port: endpoint.port) { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        guard let tunnel else {
+                            return (channel, try setUp(channel, key: key, tls: tls, timeout: timeout, refusal: refusal), nil)
                         }
-                        let handshake = HTTP1HandshakeHandler(timeout: timeout)
-                        try sync.addHandler(handshake)
-                        opened = handshake.opened
+                        let sync = channel.pipeline.syncOperations
+                        if tunnel.kind == .socks5 {
+                            let address: SOCKSAddress = key.host.isIPAddress
+                                ? .address(try SocketAddress(ipAddress: key.host, port: key.port)) : .domain(key.host, port: key.port)
+                            try sync.addHandler(SOCKSClientHandler(targetAddress: address))
+                        }
+                        let handler = HTTP1TunnelHandler(proxy: tunnel, host: key.host, port: key.port, timeout: timeout)
+                        try sync.addHandler(handler)
+                        return (channel, nil, handler.established)
                     }
-                    let encoder = HTTPRequestEncoder(configuration: {
-                        var configuration = HTTPRequestEncoder.Configuration()
-                        configuration.automaticallySetFramingHeaders = false
-                        return configuration
-                    }())
-                    let decoder = ByteToMessageHandler(
-                        HTTPResponseDecoder(leftOverBytesStrategy: .dropBytes, informationalResponseStrategy: .forward))
-                    try sync.addHandlers([encoder, decoder, NIOHTTPRequestHeadersValidator(), HTTP1IdleGuard()])
-                    // Read-ahead stays bounded: no socket read while two parts or more are unread;
-                    // reading resumes once the reader has taken them all.
-                    let asyncChannel = try NIOAsyncChannel<HTTPClientResponsePart, Never>(
-                        wrappingChannelSynchronously: channel,
-                        configuration: .init(backPressureStrategy: .init(lowWatermark: 1, highWatermark: 2)))
-                    return (asyncChannel, opened)
                 }
+        } catch {
+            if let proxy = key.proxy { throw proxy.unreachable(error) }
+            throw error
+        }
+        let channel = made.channel
+        let asyncChannel: NIOAsyncChannel<HTTPClientResponsePart, Never>
+        let opened: EventLoopFuture<Void>?
+        if let setup = made.setup {
+            (asyncChannel, opened) = (setup.asyncChannel, setup.opened)
+        } else {
+            do {
+                try await made.tunnel?.get()
+                let setup = try await channel.eventLoop.submit {
+                    try setUp(channel, key: key, tls: tls, timeout: timeout, refusal: refusal)
+                }.get()
+                (asyncChannel, opened) = (setup.asyncChannel, setup.opened)
+            } catch {
+                channel.close(promise: nil)
+                throw error
             }
-        let channel = asyncChannel.channel
+        }
         do {
             if let opened {
                 // A TLS handshake that fails (a certificate not trusted, …) or times out throws here.

@@ -4,7 +4,13 @@ import NIOPosix
 import NIOSSL
 import Synchronization
 
-/// Keep-alive HTTP/1.1 connections per scheme, host and port, shared by ``HTTP1Transport``s.
+/// Keep-alive HTTP/1.1 connections per scheme, host, port and forward proxy, shared by
+/// ``HTTP1Transport``s.
+///
+/// Requests go through the forward proxy ``Configuration/proxies`` chooses (by default the
+/// environment's, ``ProxySettings/environment``): absolute-form requests to an HTTP proxy for
+/// `http` origins, a `CONNECT` tunnel for `https` origins (TLS with the origin inside it), a
+/// SOCKS5 tunnel for either.
 ///
 /// At most ``Configuration/maxConnectionsPerHost`` connections are open to one origin (more
 /// requests wait for one to come free, within their head timeout); an idle connection is closed
@@ -20,7 +26,7 @@ public final class HTTP1ConnectionPool: Sendable {
         public var connectTimeout: Duration
         /// TLS for `https` origins (default: the system's trust roots; ALPN is always `http/1.1`).
         /// For an origin with a private CA, set its `trustRoots` (e.g. `.certificates([root])`), or
-        /// make the configuration with ``init(maxConnectionsPerHost:idleTimeout:connectTimeout:trust:)``.
+        /// make the configuration with ``init(maxConnectionsPerHost:idleTimeout:connectTimeout:trust:proxies:)``.
         public var tls: TLSConfiguration
         /// Public-key pins for `https` origins (default: none). When given, a connection is made
         /// only if the server's chain verifies against ``tls``'s trust roots (and
@@ -28,24 +34,29 @@ public final class HTTP1ConnectionPool: Sendable {
         /// verified by swift-certificates in NIOSSL's verification callback, instead of BoringSSL
         /// (see <doc:TrustAndPinning>). A refused chain fails the request with a ``TLSTrustFailure``.
         public var pins: [SPKIPin]
+        /// The forward proxies requests go through (default: the environment's,
+        /// ``ProxySettings/environment``; ``ProxySettings/direct`` for none). ``connectTimeout``
+        /// covers connecting to the proxy and opening the tunnel.
+        public var proxies: ProxySettings
 
         /// Creates a configuration.
         public init(maxConnectionsPerHost: Int = 64, idleTimeout: Duration = .seconds(60),
                     connectTimeout: Duration = .seconds(10), tls: TLSConfiguration = .makeClientConfiguration(),
-                    pins: [SPKIPin] = []) {
+                    pins: [SPKIPin] = [], proxies: ProxySettings = .environment) {
             self.maxConnectionsPerHost = max(1, maxConnectionsPerHost)
             self.idleTimeout = idleTimeout
             self.connectTimeout = connectTimeout
             self.tls = tls
             self.pins = pins
+            self.proxies = proxies
         }
 
         /// Creates a configuration whose `https` connections trust `trust`'s roots and require
         /// one of its pins.
         public init(maxConnectionsPerHost: Int = 64, idleTimeout: Duration = .seconds(60),
-                    connectTimeout: Duration = .seconds(10), trust: TLSTrust) {
+                    connectTimeout: Duration = .seconds(10), trust: TLSTrust, proxies: ProxySettings = .environment) {
             self.init(maxConnectionsPerHost: maxConnectionsPerHost, idleTimeout: idleTimeout,
-                      connectTimeout: connectTimeout, tls: trust.clientConfiguration(), pins: trust.pins)
+                      connectTimeout: connectTimeout, tls: trust.clientConfiguration(), pins: trust.pins, proxies: proxies)
         }
     }
 
@@ -107,6 +118,13 @@ public final class HTTP1ConnectionPool: Sendable {
         var scheme: String
         var host: String
         var port: Int
+        /// The forward proxy the connection goes through (its credentials included: connections
+        /// made with other credentials are not shared).
+        var proxy: ForwardProxy? = nil
+
+        /// Requests on this connection go to an HTTP proxy in absolute form (plain `http` through
+        /// an HTTP proxy, no tunnel).
+        var isAbsoluteForm: Bool { proxy.map { !$0.tunnels(scheme) } ?? false }
     }
 
     private struct State: Sendable {

@@ -19,6 +19,8 @@ import OpenAPIRuntime
 //                                 body, and whether the connection goes back to the pool
 //   HTTP1Handlers.swift           the two small channel handlers the async channel cannot replace
 //   HTTP1Failures.swift           the errors an exchange ends with
+//   HTTP1Tunnel.swift             a forward proxy's tunnel (`CONNECT`, or SOCKS5's handshake end),
+//                                 opened before TLS and the HTTP/1.1 handlers are added
 //
 // The wire format is NIO's HTTP/1 client codec (`HTTPRequestEncoder`, and `HTTPResponseDecoder`
 // with `informationalResponseStrategy: .forward`, which hands each 1xx head on as a `.head`
@@ -71,6 +73,11 @@ import OpenAPIRuntime
 ///   before any of the answer arrived (the keep-alive race), an idempotent request is sent once
 ///   more on a new connection if its body can be sent again: no body, or an `HTTPBody` whose
 ///   `iterationBehavior` is `.multiple`. Other requests fail with `connectionLost`.
+/// - Through the forward proxy its pool's ``HTTP1ConnectionPool/Configuration/proxies`` choose for
+///   the URL (by default the environment's): a plain `http` request goes to an HTTP proxy in
+///   absolute form with `Proxy-Authorization` when the proxy has credentials (a `407` answer is a
+///   ``ForwardProxyFailure``); an `https` one through its `CONNECT` tunnel, a SOCKS5 proxy's for
+///   either, with TLS to the origin inside it.
 /// - Failures are `TransportFailure`s: `unreachable` only when no connection could be made (the
 ///   request never left), `connectionLost` when it broke later or the response was malformed,
 ///   `timedOut` when the final head did not arrive within ``headTimeout`` or the body stalled for
@@ -106,9 +113,18 @@ public struct HTTP1Transport: ClientTransport {
         }
         let port = components.port ?? (scheme == "https" ? 443 : 80)
         let path = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
-        let target = path + (components.percentEncodedQuery.map { "?\($0)" } ?? "")
-        let key = HTTP1ConnectionPool.Key(scheme: scheme, host: host, port: port)
-        let head = Self.requestHead(request, target: target, key: key, bodyLength: body?.length)
+        var target = path + (components.percentEncodedQuery.map { "?\($0)" } ?? "")
+        let proxy = try pool.configuration.proxies.proxy(for: url)
+        let key = HTTP1ConnectionPool.Key(scheme: scheme, host: host, port: port, proxy: proxy)
+        if key.isAbsoluteForm {
+            // To an HTTP proxy, a plain `http` request names its origin: `GET http://host:port/path`.
+            let authority = host.contains(":") ? "[\(host)]" : host
+            target = "http://\(authority)\(port == 80 ? "" : ":\(port)")" + target
+        }
+        var head = Self.requestHead(request, target: target, key: key, bodyLength: body?.length)
+        if key.isAbsoluteForm, let authorization = proxy?.proxyAuthorization {
+            head.headers.replaceOrAdd(name: "Proxy-Authorization", value: authorization)
+        }
         let plan = ExchangePlan(
             head: head, body: body, isHead: request.method == .head,
             closeAfter: request.headerFields[values: .connection].contains { $0.lowercased().contains("close") },
@@ -129,7 +145,14 @@ public struct HTTP1Transport: ClientTransport {
                 throw Self.failure(error, sent: false)
             }
             do {
-                return try await connection.exchange(plan)
+                let (response, responseBody) = try await connection.exchange(plan)
+                if key.isAbsoluteForm, let proxy, response.status.code == 407 {
+                    // Only a proxy sends 407: its credentials are missing or wrong.
+                    if let responseBody { _ = try? await ArraySlice<UInt8>(collecting: responseBody, upTo: 64 * 1024) }
+                    throw ForwardProxyFailure.refused(proxy, target: "\(key.host):\(key.port)", status: 407,
+                                                      phrase: response.status.reasonPhrase, tunnel: false)
+                }
+                return (response, responseBody)
             } catch let error as StaleConnection {
                 if reused, mayReplay, error.replayable, !fresh, !Task.isCancelled {
                     fresh = true
@@ -173,8 +196,10 @@ public struct HTTP1Transport: ClientTransport {
     /// ``TLSTrustFailure`` or a ``TLSTrust/ConfigurationError``, thrown as they are.
     /// `sent`: the request may have reached the origin; `timedOut`: a deadline closed the connection.
     static func failure(_ error: any Error, sent: Bool, timedOut: Bool = false) -> any Error {
-        // A refused certificate chain or an unusable trust setting is not retried: it would fail the same way.
-        if error is TLSTrustFailure || error is TLSTrust.ConfigurationError { return error }
+        // A refused certificate chain, a proxy's refusal or an unusable setting is not retried: it
+        // would fail the same way.
+        if error is TLSTrustFailure || error is TLSTrust.ConfigurationError || error is ForwardProxyFailure
+            || error is ProxySettings.ConfigurationError { return error }
         return TransportErrorClassifier.failure(for: error, requestSent: sent, deadlineClosed: timedOut)
             ?? TransportFailure(sent ? .connectionLost : .unreachable, reason: String(describing: error))
     }
