@@ -5,11 +5,12 @@ import OpenAPIRuntime
 /// The recommended middleware chain.
 public enum Middlewares {
     /// Freshet's standard chain, outermost first:
-    /// tracing → logging → authentication → redirect policy → retry → coalescing → `innermost`
-    /// (the cache) → rate limit → transport.
+    /// tracing → logging → metrics → authentication → redirect policy → retry → coalescing →
+    /// `innermost` (the cache) → rate limit → transport.
     ///
     /// Tracing is outermost so its span covers the whole exchange and log lines carry its
-    /// context. Authentication sits outside the redirect policy, which strips credentials on a
+    /// context. Metrics sit outside retry and the cache, so they count one request per call, with
+    /// the cache's outcome and every retry it took. Authentication sits outside the redirect policy, which strips credentials on a
     /// redirect to another host, and outside retry, so a request sent again with a refreshed
     /// credential still gets the retry policy.
     ///
@@ -21,6 +22,7 @@ public enum Middlewares {
     public static func standard(
         logger: Logger? = nil,
         tracing: TracingMiddleware? = nil,
+        metrics: MetricsMiddleware? = nil,
         authentication: (any ClientMiddleware)? = nil,
         retry: RetryMiddleware = RetryMiddleware(),
         rateLimit: RateLimitMiddleware = RateLimitMiddleware(),
@@ -30,6 +32,7 @@ public enum Middlewares {
         var chain: [any ClientMiddleware] = []
         if let tracing { chain.append(tracing) }
         if let logger { chain.append(LoggingMiddleware(logger: logger)) }
+        if let metrics { chain.append(metrics) }
         if let authentication { chain.append(authentication) }
         chain.append(RedirectMiddleware())
         chain.append(retry)
