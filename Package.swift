@@ -3,7 +3,8 @@ import PackageDescription
 
 // Freshet: a typed, cache-aware HTTP API client for Swift 6, and terminal apps built on it.
 // Module rules (docs/ARCHITECTURE.md §1): `Freshet` depends only on swift-openapi-runtime,
-// swift-http-types, swift-log and swift-distributed-tracing (API only) — no NIO, GRDB or Hummingbird.
+// swift-http-types, swift-log, swift-distributed-tracing and swift-metrics (their APIs only:
+// Instrumentation, Tracing, CoreMetrics) — no NIO, GRDB or Hummingbird.
 // The NIO-based default transport lives in `FreshetTransports` so an iOS app can take
 // `Freshet` alone with `URLSessionTransport`.
 
@@ -55,7 +56,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
         // Already in the graph through Hummingbird; named because FreshetProxy runs its server directly.
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.6.0"),
-        // The fleet's shared cache (`freshet proxy --store postgres://…`) and its metrics.
+        // The fleet's shared cache (`freshet proxy --store postgres://…`) and its metrics; the
+        // core's MetricsMiddleware takes swift-metrics' API (CoreMetrics) only.
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
@@ -80,6 +82,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Instrumentation", package: "swift-distributed-tracing"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
             ]
         ),
         .target(
@@ -273,9 +276,13 @@ let package = Package(
             dependencies: [
                 "Freshet", "FreshetTransports", "FreshetSimulator", "FreshetTestSupport",
                 "GitHubAPI", "HackerNewsAPI", "DaumSearchAPI", "FreshetCache",
-                // Crypto: the upload tests' digests; InMemoryTracing: the tracing middleware's spans.
+                // Crypto: the upload tests' digests; InMemoryTracing: the tracing middleware's spans;
+                // MetricsTestKit: the metrics middleware's counters (TestMetrics); Prometheus: the
+                // README's metrics example (already built for FreshetProxy).
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
                 "FreshetFeeds", // the fuzz tests also feed the apps' HTML-to-text
                 .product(name: "GRDB", package: "GRDB.swift"),

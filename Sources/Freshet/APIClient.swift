@@ -85,7 +85,9 @@ public struct APIClient: Sendable {
             try Task.checkCancellation()
             let snapshot = report.snapshot
             let headers = min(snapshot.headersReceived ?? chainReturned, chainReturned)
-            let timing = ExchangeTiming(timeToHeaders: headers - start, total: ContinuousClock.now - start)
+            let timing = ExchangeTiming(timeToHeaders: headers - start, total: ContinuousClock.now - start,
+                                        connect: snapshot.connect, tlsHandshake: snapshot.tlsHandshake,
+                                        timeToFirstByte: snapshot.timeToFirstByte)
             return try decoded(endpoint, response: response, data: data, url: url, report: snapshot, timing: timing)
         } catch {
             if Task.isCancelled { throw .cancelled }

@@ -18,7 +18,7 @@ import Synchronization
 ///   again: its `401` is returned as it is.
 ///
 /// Nothing here logs, and the middleware's description never shows the credential. Place it
-/// outside the redirect middleware (``Middlewares/standard(logger:tracing:authentication:retry:rateLimit:coalescing:innermost:)``
+/// outside the redirect middleware (``Middlewares/standard(logger:tracing:metrics:authentication:retry:rateLimit:coalescing:decompression:innermost:)``
 /// does), so credentials are added before a redirect to another host strips them.
 ///
 /// Give the refresh its own timeout (the client it uses has one): requests wait for it.

@@ -7,7 +7,9 @@ import Synchronization
 ///
 /// ``APIClient/send(_:)`` binds a fresh report to ``current`` for each call; the cache middleware
 /// records its ``Snapshot/cache`` outcome and ``Snapshot/staleReason``, the retry middleware the
-/// ``Snapshot/attempt``, and the client copies them into ``Response``. Nothing here ever becomes a header field, so nothing
+/// ``Snapshot/attempt``, a transport that knows them the phases of its exchange
+/// (``recordConnection(connect:tlsHandshake:)``, ``recordTimeToFirstByte(_:)``), and the client
+/// copies them into ``Response``. Nothing here ever becomes a header field, so nothing
 /// can leak to a server, a proxy client or `Response.headers`.
 ///
 /// A middleware used on its own (say, in a swift-openapi-generator client) finds no report bound
@@ -20,20 +22,34 @@ public final class ExchangeReport: Sendable {
     public struct Snapshot: Sendable, Equatable {
         /// How the HTTP cache answered; `nil` when no cache middleware took part.
         public var cache: CacheOutcome?
-        /// The attempt that produced the response (1 for the first).
+        /// The attempt that produced the response (1 for the first); after a failure, the last
+        /// attempt made.
         public var attempt: Int
         /// When a stored response stood in for a failed refresh: what failed.
         public var staleReason: StaleReason?
         /// When the transport last handed back a response head (`nil`: no request was sent).
         public var headersReceived: ContinuousClock.Instant?
+        /// How long making the connection of the transport's last exchange took (TCP, with name
+        /// resolution); `nil` on a reused connection, or when the transport does not say.
+        public var connect: Duration?
+        /// How long the TLS handshake of that connection took; `nil` for `http`, on a reused
+        /// connection, or when the transport does not say.
+        public var tlsHandshake: Duration?
+        /// From the transport's starting to send the last request on its connection until the
+        /// first byte of the response; `nil` when the transport does not say.
+        public var timeToFirstByte: Duration?
 
         /// Creates a snapshot.
         public init(cache: CacheOutcome? = nil, attempt: Int = 1, staleReason: StaleReason? = nil,
-                    headersReceived: ContinuousClock.Instant? = nil) {
+                    headersReceived: ContinuousClock.Instant? = nil, connect: Duration? = nil,
+                    tlsHandshake: Duration? = nil, timeToFirstByte: Duration? = nil) {
             self.cache = cache
             self.attempt = attempt
             self.staleReason = staleReason
             self.headersReceived = headersReceived
+            self.connect = connect
+            self.tlsHandshake = tlsHandshake
+            self.timeToFirstByte = timeToFirstByte
         }
     }
 
@@ -61,9 +77,27 @@ public final class ExchangeReport: Sendable {
         state.withLock { $0.headersReceived = now }
     }
 
-    /// Records the attempt that produced the response.
+    /// Records the attempt that produced the response (the retry middleware also records each
+    /// attempt as it starts, so a failure reports the last one made).
     public func recordAttempt(_ attempt: Int) {
         state.withLock { $0.attempt = attempt }
+    }
+
+    /// For a transport, as it starts an exchange on a connection: how long making that connection
+    /// took (`nil` for both on a reused one, `tlsHandshake` `nil` for `http`). Clears the time to
+    /// first byte of an earlier exchange (a retried request reports its last attempt's phases).
+    public func recordConnection(connect: Duration?, tlsHandshake: Duration?) {
+        state.withLock {
+            $0.connect = connect
+            $0.tlsHandshake = tlsHandshake
+            $0.timeToFirstByte = nil
+        }
+    }
+
+    /// For a transport: the time from starting to send the request on its connection until the
+    /// response's first byte arrived.
+    public func recordTimeToFirstByte(_ duration: Duration) {
+        state.withLock { $0.timeToFirstByte = duration }
     }
 
     /// Runs `operation` and returns its result with what the report of the exchange recorded:

@@ -92,11 +92,26 @@ public struct ExchangeTiming: Sendable, Equatable {
     public var timeToHeaders: Duration
     /// From the start of the call until the whole body was read.
     public var total: Duration
+    /// How long making the connection took (TCP, name resolution included), for the transport's
+    /// last exchange. `nil` on a reused connection, for a cache hit, and with a transport that
+    /// does not say (AsyncHTTPClient, URLSession); `HTTP1Transport` does.
+    public var connect: Duration?
+    /// How long the TLS handshake of that connection took; `nil` for `http`, on a reused
+    /// connection, for a cache hit, and with a transport that does not say.
+    public var tlsHandshake: Duration?
+    /// From the transport's starting to send the last request on its connection (made or reused)
+    /// until the first byte of the response arrived: the server's time and one round trip.
+    /// `nil` for a cache hit and with a transport that does not say.
+    public var timeToFirstByte: Duration?
 
-    /// Creates a timing (zero by default).
-    public init(timeToHeaders: Duration = .zero, total: Duration = .zero) {
+    /// Creates a timing (zero by default, phases unknown).
+    public init(timeToHeaders: Duration = .zero, total: Duration = .zero, connect: Duration? = nil,
+                tlsHandshake: Duration? = nil, timeToFirstByte: Duration? = nil) {
         self.timeToHeaders = timeToHeaders
         self.total = total
+        self.connect = connect
+        self.tlsHandshake = tlsHandshake
+        self.timeToFirstByte = timeToFirstByte
     }
 }
 

@@ -12,7 +12,8 @@ import OpenAPIRuntime
 ///   ``APIError/retryLater(code:retryAt:url:response:)``, which say when to try again.
 /// - Cancelling the task during the wait ends it at once, without another attempt.
 ///
-/// The attempt that produced the response is reported through ``ExchangeReport`` (``Response/attempt``).
+/// The attempt that produced the response is reported through ``ExchangeReport`` (``Response/attempt``),
+/// each attempt as it starts, so after a failure the report holds the last attempt made.
 public struct RetryMiddleware: ClientMiddleware {
     /// When and how often to retry.
     public struct Policy: Sendable {
@@ -101,6 +102,7 @@ public struct RetryMiddleware: ClientMiddleware {
                 else { throw error }
                 try await sleep(backoff(afterAttempt: attempt))
                 attempt += 1
+                ExchangeReport.current?.recordAttempt(attempt)
                 continue
             }
             guard policy.retryableStatuses.contains(response.status.code) else {
@@ -122,6 +124,7 @@ public struct RetryMiddleware: ClientMiddleware {
             await HTTPBody.discard(responseBody)
             try await sleep(retryAfter ?? backoff(afterAttempt: attempt))
             attempt += 1
+            ExchangeReport.current?.recordAttempt(attempt)
         }
     }
 

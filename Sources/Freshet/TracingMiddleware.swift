@@ -16,7 +16,7 @@ import Tracing
 /// retry middleware; with `http.request.resend_count` after a retry). It ends when the response body has been read (or dropped), so it covers
 /// the whole exchange. A status of 400 or more, or a failure, marks the span as an error.
 ///
-/// Put it outermost (``Middlewares/standard(logger:tracing:authentication:retry:rateLimit:coalescing:innermost:)``
+/// Put it outermost (``Middlewares/standard(logger:tracing:metrics:authentication:retry:rateLimit:coalescing:decompression:innermost:)``
 /// does) so the span covers redirects, retries and token refreshes, and log lines written inside
 /// it carry its context. With swift-otel, bootstrap the `InstrumentationSystem` once and use
 /// the default tracer:

@@ -12,7 +12,7 @@ import OpenAPIRuntime
 /// A request that sets `Accept-Encoding` itself, asks for a `Range`, or belongs to an upload or
 /// download (``TransferContext``) is left alone, and so is an answer in any other coding.
 ///
-/// In ``Middlewares/standard(logger:tracing:authentication:retry:rateLimit:coalescing:decompression:innermost:)``
+/// In the standard chain (`Middlewares.standard(decompression:)`)
 /// it sits above coalescing and the cache, so the cache stores the encoded bytes (with their
 /// validators and `Vary`) and the caller's body limit counts the decoded ones: the body is decoded
 /// a window at a time as the client reads it, so a gzip bomb stops at the limit

@@ -33,6 +33,26 @@ struct HTTP1TransportTLSTests {
         }
     }
 
+    @Test("Response.timing: connect, TLS handshake and time to first byte on a new connection; none of the first two on a reused one")
+    func timingPhases() async throws {
+        let certificates = try await TestCertificates.make()
+        let pool = HTTP1ConnectionPool(configuration: .init(tls: try certificates.clientConfiguration()))
+        defer { pool.closeIdleConnections() }
+        try await withTLSOrigin(certificates) { origin in
+            let client = APIClient(baseURL: origin.url, transport: HTTP1Transport(pool: pool))
+            let first = try await client.send(Endpoint<Data>.raw("secure")).timing
+            let connect = try #require(first.connect, "\(first)")
+            let handshake = try #require(first.tlsHandshake, "\(first)")
+            let firstByte = try #require(first.timeToFirstByte, "\(first)")
+            #expect(connect + handshake + firstByte <= first.timeToHeaders, "\(first)")
+            let second = try await client.send(Endpoint<Data>.raw("again")).timing
+            #expect(second.connect == nil && second.tlsHandshake == nil, "the connection was reused: \(second)")
+            #expect(second.timeToFirstByte != nil, "\(second)")
+            #expect(origin.requests == 2)
+            #expect(pool.openConnections == 1)
+        }
+    }
+
     @Test("A certificate that does not chain to a trusted root: a TLSTrustFailure, nothing sent")
     func untrustedRoot() async throws {
         let certificates = try await TestCertificates.make()

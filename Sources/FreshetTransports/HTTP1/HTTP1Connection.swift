@@ -27,13 +27,19 @@ final class HTTP1Connection: Sendable {
     private let deadFlag = Atomic<Bool>(false)
     /// The pool the connection goes back to (a cycle while it is parked there, broken when it closes).
     let pool: HTTP1ConnectionPool?
+    /// How long making the connection took, reported to the `ExchangeReport` of its first exchange only.
+    private let setup: (connect: Duration, tlsHandshake: Duration?)
+    /// Set as its first exchange begins.
+    private let carriedAny = Atomic<Bool>(false)
 
     private init(key: HTTP1ConnectionPool.Key, channel: any Channel,
-                 inbound: NIOAsyncChannelInboundStream<HTTPClientResponsePart>, pool: HTTP1ConnectionPool?) {
+                 inbound: NIOAsyncChannelInboundStream<HTTPClientResponsePart>, pool: HTTP1ConnectionPool?,
+                 setup: (connect: Duration, tlsHandshake: Duration?)) {
         self.key = key
         self.channel = channel
         self.reader = ResponseReader(inbound.makeAsyncIterator())
         self.pool = pool
+        self.setup = setup
     }
 
     /// The inbound stream of `asyncChannel`. The stream is only handed out within
@@ -143,6 +149,7 @@ final class HTTP1Connection: Sendable {
         // is opened first, and TLS and HTTP/1.1 are set up once it is (ForwardProxy.swift).
         let tunnel = key.proxy.flatMap { $0.tunnels(key.scheme) ? $0 : nil }
         let endpoint = key.proxy.map { (host: $0.host, port: $0.port) } ?? (host: key.host, port: key.port)
+        let started = ContinuousClock.now
         // The handshake's future comes out of the initializer: looked up afterwards, its handler
         // may already be gone with a connection the origin (or a failed handshake) closed at once.
         let made: (channel: any Channel, setup: Setup?, tunnel: EventLoopFuture<Void>?)
@@ -186,6 +193,8 @@ final class HTTP1Connection: Sendable {
                 throw error
             }
         }
+        // Through a proxy, "connected" includes opening the tunnel: the origin can be spoken to.
+        let connected = ContinuousClock.now
         do {
             if let opened {
                 // A TLS handshake that fails (a certificate not trusted, …) or times out throws here.
@@ -193,7 +202,9 @@ final class HTTP1Connection: Sendable {
             } else if !channel.isActive {
                 throw ConnectionClosed()
             }
-            return HTTP1Connection(key: key, channel: channel, inbound: await inbound(of: asyncChannel), pool: pool)
+            let setup = (connect: connected - started, tlsHandshake: opened == nil ? nil : ContinuousClock.now - connected)
+            return HTTP1Connection(key: key, channel: channel, inbound: await inbound(of: asyncChannel), pool: pool,
+                                   setup: setup)
         } catch is ConnectionClosed {
             // The origin closed the connection as it opened, without an error: nothing was sent.
             channel.close(promise: nil)
@@ -209,7 +220,12 @@ final class HTTP1Connection: Sendable {
     /// Runs one exchange: sends the request, relays interim heads, and returns the final head
     /// with the body streaming from this connection. Failures are thrown as ``StaleConnection``.
     func exchange(_ plan: ExchangePlan) async throws -> (HTTPResponse, HTTPBody?) {
-        let exchange = HTTP1Exchange(connection: self, closeAfter: plan.closeAfter, readTimeout: plan.readTimeout)
+        // The phases go to a listening report: making the connection on its first exchange only.
+        let first = !carriedAny.exchange(true, ordering: .relaxed)
+        let report = ExchangeReport.current
+        report?.recordConnection(connect: first ? setup.connect : nil, tlsHandshake: first ? setup.tlsHandshake : nil)
+        let exchange = HTTP1Exchange(connection: self, closeAfter: plan.closeAfter, readTimeout: plan.readTimeout,
+                                     report: report)
         do {
             try await begin(plan.head, deadline: plan.deadline, noBody: plan.body == nil)
             if let body = plan.body {

@@ -34,11 +34,14 @@ final class HTTP1Exchange: Sendable {
         var receivedAny = false
     }
     private let state: Mutex<State>
+    /// Where the time to the response's first byte goes, and when the exchange began.
+    private let firstByte: (report: ExchangeReport, since: ContinuousClock.Instant)?
 
-    init(connection: HTTP1Connection, closeAfter: Bool, readTimeout: TimeAmount) {
+    init(connection: HTTP1Connection, closeAfter: Bool, readTimeout: TimeAmount, report: ExchangeReport? = nil) {
         self.connection = connection
         self.readTimeout = readTimeout
         state = Mutex(State(reusable: !closeAfter))
+        firstByte = report.map { ($0, ContinuousClock.now) }
     }
 
     deinit {
@@ -154,8 +157,14 @@ final class HTTP1Exchange: Sendable {
     /// Reads up to the final head, handing interim heads to `interim`.
     func readHead(isHead: Bool, interim: InterimResponses.Handler?) async throws -> (HTTPResponse, HTTPBody?) {
         var relayed = 0
+        var firstByte = self.firstByte
         while true {
-            guard case .head(let head) = try await nextPart(readTimeout: nil) else {
+            let part = try await nextPart(readTimeout: nil)
+            if let mark = firstByte {
+                mark.report.recordTimeToFirstByte(ContinuousClock.now - mark.since)
+                firstByte = nil
+            }
+            guard case .head(let head) = part else {
                 throw HTTPParserError.invalidInternalState
             }
             let code = Int(head.status.code)
