@@ -42,7 +42,7 @@ public enum ContentCoding: String, Sendable, CaseIterable {
     /// whoever reads can stop at its limit without the rest being inflated.
     ///
     /// A corrupt stream, or one that ends before its end (a gzip stream's trailer), fails the
-    /// body with a ``ContentDecodingFailure``. Bytes after the end of the stream are ignored.
+    /// body with a `ContentDecodingFailure`. Bytes after the end of the stream are ignored.
     /// - Parameters:
     ///   - body: the encoded body.
     ///   - window: the most decoded bytes in one chunk (64 KiB by default).
@@ -52,7 +52,7 @@ public enum ContentCoding: String, Sendable, CaseIterable {
     }
 
     /// `data` decoded whole, refusing to make more than `limit` bytes.
-    /// - Throws: ``ContentDecodingFailure`` for a corrupt or cut-off stream, or one that decodes
+    /// - Throws: `ContentDecodingFailure` for a corrupt or cut-off stream, or one that decodes
     ///   to more than `limit` bytes.
     public func decode(_ data: some Collection<UInt8> & Sendable, limit: Int) async throws -> [UInt8] {
         var decoded: [UInt8] = []

@@ -10,14 +10,14 @@ import OpenAPIRuntime
 /// deflate`; an answer in exactly one of those codings comes back decoded as it is read, without
 /// `Content-Encoding` and `Content-Length` (its `ETag` stays: it names the stored representation).
 /// A request that sets `Accept-Encoding` itself, asks for a `Range`, or belongs to an upload or
-/// download (``TransferContext``) is left alone, and so is an answer in any other coding.
+/// download (`TransferContext`) is left alone, and so is an answer in any other coding.
 ///
 /// In the standard chain (`Middlewares.standard(decompression:)`)
 /// it sits above coalescing and the cache, so the cache stores the encoded bytes (with their
 /// validators and `Vary`) and the caller's body limit counts the decoded ones: the body is decoded
 /// a window at a time as the client reads it, so a gzip bomb stops at the limit
-/// (``APIError/bodyTooLarge(limit:url:)``) without being inflated whole. A corrupt or cut-off
-/// stream fails as ``APIError/undecodableBody(coding:reason:url:)``.
+/// (`APIError.bodyTooLarge`) without being inflated whole. A corrupt or cut-off
+/// stream fails as `APIError.undecodableBody`.
 ///
 /// `APIClient.live` puts it into the chain it is given (`decompressing: false` leaves it out);
 /// build a chain with it yourself with `Middlewares.standard(decompression:)`. URLSession decodes
