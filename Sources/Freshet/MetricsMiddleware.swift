@@ -13,7 +13,7 @@ import Synchronization
 /// |---|---|---|---|
 /// | `freshet_client_requests_total` | counter | `method`, `route`, `status_class`, `cache` | requests, counted once each when its exchange ends |
 /// | `freshet_client_request_duration_seconds` | timer | `method`, `route`, `status_class`, `cache` | from the call until the response body was read, failed or dropped |
-/// | `freshet_client_received_bytes_total` | counter | `method`, `route` | response body bytes, counted as the body streams through |
+/// | `freshet_client_received_bytes_total` | counter | `method`, `route` | response body bytes as the caller reads them (decoded, in the standard chain: metrics sit above decompression), counted as the body streams through |
 /// | `freshet_client_sent_bytes_total` | counter | `method`, `route` | request body bytes, counted as the transport takes them (again for each attempt that sends them) |
 /// | `freshet_client_retries_total` | counter | `method`, `route` | attempts after the first (from the retry middleware) |
 /// | `freshet_client_time_to_first_byte_seconds` | timer | `method`, `route` | ``ExchangeTiming/timeToFirstByte``, where the transport knows it |
