@@ -6,6 +6,7 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 import OpenAPIRuntime
+import Synchronization
 
 /// A `ClientTransport` over AsyncHTTPClient that streams both bodies and keeps every header
 /// line of the response, in order and as spelled.
@@ -51,20 +52,53 @@ public struct HTTPClientTransport: ClientTransport {
     /// Where the client comes from: given, or a process-wide one, looked up on first use.
     private enum ClientSource: Sendable {
         case given(HTTPClient)
-        case trusting(TLSTrust.Roots)
+        case trusting(SharedClients)
 
         var client: HTTPClient { client(through: nil) }
 
         func client(through proxy: ForwardProxy?) -> HTTPClient {
             switch self {
             case .given(let client): return client
-            case .trusting(let roots): return Transports.sharedHTTPClient(trusting: roots, through: proxy)
+            case .trusting(let shared): return shared.client(through: proxy)
             }
         }
 
-        var roots: TLSTrust.Roots {
-            if case .trusting(let roots) = self { return roots }
-            return .system
+        func pool(_ proxies: ProxySettings) -> HTTP1ConnectionPool {
+            switch self {
+            case .given: return Transports.sharedPool(.system, proxies: proxies)
+            case .trusting(let shared): return shared.pool(proxies)
+            }
+        }
+    }
+
+    /// The process-wide clients and pools for one set of roots, looked up once per proxy and kept:
+    /// the process-wide lookup hashes the roots, every certificate of them (hundreds, with
+    /// `SSL_CERT_FILE` and `SSL_CERT_DIR` set), which is no work for every request.
+    private final class SharedClients: Sendable {
+        let roots: TLSTrust.Roots
+        private let clients = Mutex<[ForwardProxy?: HTTPClient]>([:])
+        private let pools = Mutex<[ProxySettings: HTTP1ConnectionPool]>([:])
+
+        init(_ roots: TLSTrust.Roots) {
+            self.roots = roots
+        }
+
+        func client(through proxy: ForwardProxy?) -> HTTPClient {
+            clients.withLock { clients in
+                if let client = clients[proxy] { return client }
+                let client = Transports.sharedHTTPClient(trusting: roots, through: proxy)
+                clients[proxy] = client
+                return client
+            }
+        }
+
+        func pool(_ proxies: ProxySettings) -> HTTP1ConnectionPool {
+            pools.withLock { pools in
+                if let pool = pools[proxies] { return pool }
+                let pool = Transports.sharedPool(TLSTrust(roots: roots), proxies: proxies)
+                pools[proxies] = pool
+                return pool
+            }
         }
     }
 
@@ -80,7 +114,7 @@ public struct HTTPClientTransport: ClientTransport {
     /// request is sent. `proxies`: the forward proxies (default: the environment's).
     public init(headTimeout: TimeAmount, proxies: ProxySettings = .environment) {
         self.headTimeout = headTimeout
-        self.source = .trusting(.system)
+        self.source = .trusting(SharedClients(.system))
         self.proxies = proxies
     }
 
@@ -89,7 +123,7 @@ public struct HTTPClientTransport: ClientTransport {
     /// ``Transports/asyncHTTPClient(timeout:trust:proxies:)`` sends pinned requests another way.)
     public init(headTimeout: TimeAmount, roots: TLSTrust.Roots, proxies: ProxySettings = .environment) {
         self.headTimeout = headTimeout
-        self.source = .trusting(roots)
+        self.source = .trusting(SharedClients(roots))
         self.proxies = proxies
     }
 
@@ -106,7 +140,7 @@ public struct HTTPClientTransport: ClientTransport {
             // is not held to the head deadline (as below); the read timeout is the client's.
             let transport = HTTP1Transport(
                 headTimeout: TransferContext.isTransfer ? .seconds(7 * 24 * 3600) : Duration(headTimeout),
-                readTimeout: .seconds(30), pool: Transports.sharedPool(TLSTrust(roots: source.roots), proxies: proxies))
+                readTimeout: .seconds(30), pool: source.pool(proxies))
             return try await transport.send(request, body: body, baseURL: baseURL, operationID: operationID)
         }
         let client = source.client(through: proxy)

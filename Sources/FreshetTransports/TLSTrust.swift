@@ -153,6 +153,24 @@ public struct TLSTrust: Hashable, Sendable {
         try self.init(rootsPEMFiles: [path], pins: pins)
     }
 
+    /// What is wrong with `SSL_CERT_FILE` and `SSL_CERT_DIR` in `environment` that can be told
+    /// without reading a certificate: a file that cannot be read, a folder that is not one;
+    /// `nil` when nothing is (what the certificates hold is judged by ``fromEnvironment(_:)``).
+    public static func environmentProblem(
+        _ environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> ConfigurationError? {
+        if let file = environment["SSL_CERT_FILE"], !file.isEmpty, !FileManager.default.isReadableFile(atPath: file) {
+            return ConfigurationError("SSL_CERT_FILE: cannot read the file \(file)")
+        }
+        for directory in (environment["SSL_CERT_DIR"] ?? "").split(separator: ":").map(String.init) {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
+                return ConfigurationError("SSL_CERT_DIR: \(directory) is not a readable folder")
+            }
+        }
+        return nil
+    }
+
     /// The roots OpenSSL's environment names, as curl, Python and Go read it: the PEM certificates
     /// of the file `SSL_CERT_FILE` and of every file in the directories of `SSL_CERT_DIR`
     /// (separated by `:`; files that hold no certificate are passed over, as OpenSSL's hashed

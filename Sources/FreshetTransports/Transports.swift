@@ -168,6 +168,26 @@ public enum Transports {
         return ClassifyingTransport(base: transport, deadline: timeout)
     }
 
+    /// The default transport trusting the roots `SSL_CERT_FILE` and `SSL_CERT_DIR` name in
+    /// `environment` (``TLSTrust/fromEnvironment(_:)``), read when the first request is sent and
+    /// not before: a run that the cache answers reads no certificate (Debian's `/etc/ssl/certs`
+    /// alone is 280 files, some 35 ms at every start). Without either variable, it is
+    /// ``asyncHTTPClient(timeout:proxies:)``. Variables that name nothing usable fail every request
+    /// with their ``TLSTrust/ConfigurationError``; ``TLSTrust/environmentProblem(_:)`` finds the missing
+    /// file or folder at once.
+    public static func asyncHTTPClient(
+        timeout: Duration = requestTimeout, trustingEnvironment environment: [String: String],
+        proxies: ProxySettings = .environment
+    ) -> any ClientTransport {
+        guard environment["SSL_CERT_FILE"]?.isEmpty == false || environment["SSL_CERT_DIR"]?.isEmpty == false else {
+            return asyncHTTPClient(timeout: timeout, proxies: proxies)
+        }
+        return DeferredTransport {
+            guard let trust = try TLSTrust.fromEnvironment(environment) else { return asyncHTTPClient(timeout: timeout, proxies: proxies) }
+            return asyncHTTPClient(timeout: timeout, trust: trust, proxies: proxies)
+        }
+    }
+
     /// URLSession as the transport (Foundation's networking; on Linux, FoundationNetworking).
     public static func urlSession() -> any ClientTransport {
         ClassifyingTransport(base: URLSessionTransport())
@@ -267,5 +287,28 @@ extension APIClient {
             middlewares.insert(DecompressionMiddleware(), at: place ?? middlewares.endIndex)
         }
         return APIClient(baseURL: baseURL, transport: transport, middlewares: middlewares, defaultHeaders: headers)
+    }
+}
+
+/// A transport made by `make` when the first request is sent (once; what it threw is thrown for
+/// every request).
+private final class DeferredTransport: ClientTransport, Sendable {
+    private let make: @Sendable () throws -> any ClientTransport
+    private let made = Mutex<Result<any ClientTransport, any Error>?>(nil)
+
+    init(_ make: @escaping @Sendable () throws -> any ClientTransport) {
+        self.make = make
+    }
+
+    func send(_ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String) async throws
+        -> (HTTPResponse, HTTPBody?)
+    {
+        let transport = try made.withLock { made in
+            if let made { return made }
+            let result = Result { try make() }
+            made = result
+            return result
+        }.get()
+        return try await transport.send(request, body: body, baseURL: baseURL, operationID: operationID)
     }
 }

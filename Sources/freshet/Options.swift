@@ -64,8 +64,10 @@ struct CommonOptions: ParsableArguments {
         guard transport == .ahc else { return Transports.named(transport.rawValue) }
         do {
             let proxies = try given ?? ProxySettings.fromEnvironment()
-            guard let trust = try TLSTrust.fromEnvironment() else { return Transports.asyncHTTPClient(proxies: proxies) }
-            return Transports.asyncHTTPClient(trust: trust, proxies: proxies)
+            // The roots themselves are read when the first request is sent: a run the cache
+            // answers reads no certificate. What can be told without reading one is told now.
+            if let problem = TLSTrust.environmentProblem() { throw problem }
+            return Transports.asyncHTTPClient(trustingEnvironment: ProcessInfo.processInfo.environment, proxies: proxies)
         } catch {
             printError("error: \(error)")
             throw ExitStatus.failure
