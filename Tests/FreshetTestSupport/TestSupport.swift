@@ -113,7 +113,7 @@ private func boundLoopbackPort(reusable: Bool) throws -> Int {
 
 /// A TCP socket bound to 127.0.0.1 on a port the system picks (with `SO_REUSEADDR` when
 /// `reusable`), and that port; the caller owns the descriptor.
-func loopbackSocket(reusable: Bool = false) throws -> (fd: Int32, port: Int) {
+public func loopbackSocket(reusable: Bool = false) throws -> (fd: Int32, port: Int) {
     struct SocketError: Error, CustomStringConvertible { var description: String }
     #if canImport(Glibc)
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)

@@ -165,3 +165,65 @@ struct ForwardProxyTests {
         }
     }
 }
+
+/// `ALL_PROXY=socks5://…` through a real SOCKS5 server: Debian's microsocks.
+@Suite("Forward proxies: SOCKS5")
+struct SOCKS5ProxyTests {
+    static let microsocks = ["/usr/bin/microsocks", "/usr/local/bin/microsocks"].first { FileManager.default.isExecutableFile(atPath: $0) }
+
+    @Test("ALL_PROXY=socks5://: the request goes through microsocks; with microsocks stopped it fails naming the proxy",
+          arguments: ForwardProxyTests.Kind.allCases)
+    func throughSOCKS5(kind: ForwardProxyTests.Kind) async throws {
+        guard let microsocks = Self.microsocks else {
+            Issue.record("microsocks is not installed (apt-get install microsocks; .ci/run installs it)")
+            return
+        }
+        let origin = try ForwardProxyTests.origin(2)
+        defer { origin.stop() }
+        // A port the system handed out and that is free again; microsocks is given it (bounded retries).
+        var started: (pid: pid_t, exit: OneShot<ChildExit>, port: Int)?
+        for _ in 0..<10 where started == nil {
+            let (fd, port) = try loopbackSocket()
+            close(fd)
+            guard let (pid, exit) = await spawnQuietly(URL(fileURLWithPath: microsocks), ["-i", "127.0.0.1", "-p", String(port)],
+                                                       environment: [:]) else { break }
+            let listening = await eventually(within: 10) {
+                if exit.delivered != nil { return true }
+                return Self.connects(port)
+            }
+            if listening && exit.delivered == nil { started = (pid, exit, port) } else { kill(pid, SIGKILL) }
+        }
+        let socks = try #require(started, "microsocks did not start")
+        let proxyURL = "socks5://127.0.0.1:\(socks.port)"
+        let transport = try ForwardProxyTests.transport(kind, ["ALL_PROXY": proxyURL])
+        let (response, body) = try await ForwardProxyTests.get(transport, origin.url, "/through-socks")
+        #expect(response.status.code == 200)
+        #expect(body == "ok")
+        #expect(origin.received.map(\.requestLine) == ["GET /through-socks HTTP/1.1"])
+
+        kill(socks.pid, SIGTERM)
+        let ended = await eventually(within: 10) { socks.exit.delivered != nil }
+        #expect(ended)
+        let fresh = try ForwardProxyTests.transport(kind, ["ALL_PROXY": proxyURL])
+        await #expect {
+            _ = try await ForwardProxyTests.get(fresh, origin.url, "/after-stop")
+        } throws: { error in
+            String(describing: error).contains("127.0.0.1:\(socks.port)")
+        }
+        #expect(origin.received.count == 1, "nothing reached the origin once the proxy was gone")
+    }
+
+    /// Whether a TCP connection to 127.0.0.1:`port` is accepted.
+    static func connects(_ port: Int) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
+    }
+}
