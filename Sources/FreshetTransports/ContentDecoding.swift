@@ -31,13 +31,6 @@ public enum ContentCoding: String, Sendable, CaseIterable {
         return found
     }
 
-    /// Whether `fields` say the body has any content coding other than `identity`.
-    public static func isEncoded(_ fields: HTTPFields) -> Bool {
-        fields[values: .contentEncoding].contains { value in
-            value.split(separator: ",").contains { !["", "identity"].contains($0.trimmingOWS().lowercased()) }
-        }
-    }
-
     /// The bytes decoded chunk by chunk as they are read, at most `window` bytes at a time, so
     /// whoever reads can stop at its limit without the rest being inflated.
     ///
@@ -55,20 +48,23 @@ public enum ContentCoding: String, Sendable, CaseIterable {
     /// - Throws: `ContentDecodingFailure` for a corrupt or cut-off stream, or one that decodes
     ///   to more than `limit` bytes.
     public func decode(_ data: some Collection<UInt8> & Sendable, limit: Int) async throws -> [UInt8] {
+        guard let decoded = try await decodeWithin(data, limit: limit) else {
+            throw ContentDecodingFailure(coding: rawValue, reason: "it decodes to more than \(limit) bytes")
+        }
+        return decoded
+    }
+
+    /// `data` decoded whole; `nil` when it decodes to more than `limit` bytes (it is not
+    /// inflated past them).
+    /// - Throws: `ContentDecodingFailure` for a corrupt or cut-off stream.
+    func decodeWithin(_ data: some Collection<UInt8> & Sendable, limit: Int) async throws -> [UInt8]? {
         var decoded: [UInt8] = []
         for try await chunk in decoding(HTTPBody(ArraySlice(data))) {
-            guard decoded.count + chunk.count <= limit else {
-                throw ContentDecodingFailure(coding: rawValue, reason: Self.overLimit(limit))
-            }
+            guard decoded.count + chunk.count <= limit else { return nil }
             decoded.append(contentsOf: chunk)
         }
         return decoded
     }
-}
-
-extension ContentCoding {
-    /// The reason ``decode(_:limit:)`` gives for a body that decodes to more than `limit` bytes.
-    static func overLimit(_ limit: Int) -> String { "it decodes to more than \(limit) bytes" }
 }
 
 /// A body's bytes, decoded from a content coding as they are pulled (see

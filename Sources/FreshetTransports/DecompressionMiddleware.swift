@@ -70,11 +70,7 @@ public struct DecompressionMiddleware: ClientMiddleware, StoredResponseAdapter, 
     /// for a coding this middleware leaves alone).
     public func decode(_ body: Data, fields: HTTPFields, limit: Int) async throws -> Data? {
         guard let coding = ContentCoding.single(in: fields) else { return nil }
-        do {
-            return Data(try await coding.decode(body, limit: limit))
-        } catch let failure as ContentDecodingFailure where failure.reason == ContentCoding.overLimit(limit) {
-            return nil
-        }
+        return try await coding.decodeWithin(body, limit: limit).map { Data($0) }
     }
 
     /// Whether a request is one to ask for compression on: it names no `Accept-Encoding` and no
