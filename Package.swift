@@ -3,8 +3,8 @@ import PackageDescription
 
 // Freshet: a typed, cache-aware HTTP API client for Swift 6, and terminal apps built on it.
 // Module rules (docs/ARCHITECTURE.md §1): `Freshet` depends only on swift-openapi-runtime,
-// swift-http-types, swift-log, swift-distributed-tracing and swift-metrics (their APIs only:
-// Instrumentation, Tracing, CoreMetrics) — no NIO, GRDB or Hummingbird.
+// swift-http-types, swift-log, swift-distributed-tracing, swift-metrics (their APIs only:
+// Instrumentation, Tracing, CoreMetrics) and swift-async-algorithms — no NIO, GRDB or Hummingbird.
 // The NIO-based default transport lives in `FreshetTransports` so an iOS app can take
 // `Freshet` alone with `URLSessionTransport`.
 
@@ -83,6 +83,8 @@ let package = Package(
                 .product(name: "Instrumentation", package: "swift-distributed-tracing"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
+                // Event streams hand each event to their reader one at a time (AsyncThrowingChannel).
+                .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
             ]
         ),
         .target(

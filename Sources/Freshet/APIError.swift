@@ -56,6 +56,10 @@ public enum APIError: Error, Sendable {
     /// The body was sent in a content coding (`Content-Encoding: gzip` or `deflate`) but did not
     /// decode: corrupt or cut short. `coding` is the coding it claimed; `reason` says what was wrong.
     case undecodableBody(coding: String, reason: String, url: String)
+    /// ``APIClient/events(_:options:)`` was answered with something other than
+    /// `text/event-stream` (`contentType`, `nil` when none was named): the server does not stream
+    /// this resource. Read it with ``APIClient/send(_:)``, or poll.
+    case notAnEventStream(contentType: String?, url: String)
 }
 
 extension APIError {
@@ -206,6 +210,8 @@ extension APIError: Equatable {
             return path1 == path2 && reason1 == reason2
         case (.undecodableBody(let coding1, let reason1, let url1), .undecodableBody(let coding2, let reason2, let url2)):
             return coding1 == coding2 && reason1 == reason2 && url1 == url2
+        case (.notAnEventStream(let type1, let url1), .notAnEventStream(let type2, let url2)):
+            return type1 == type2 && url1 == url2
         default:
             return false
         }
@@ -266,6 +272,8 @@ extension APIError: CustomStringConvertible, LocalizedError {
         case .undecodableBody(let coding, let reason, let url):
             return "The response from \(url) is marked \(coding)-encoded but does not decode (\(reason)); it was not used. "
                 + "The server sent a broken answer; try again later."
+        case .notAnEventStream(let type, let url):
+            return "\(url) did not answer with an event stream (Content-Type: \(type ?? "none")); it cannot be followed live."
         }
     }
 

@@ -19,7 +19,7 @@ import Synchronization
 ///
 /// A waiter cancelling leaves alone. When the owner is cancelled its exchange ends; the waiters
 /// still waiting are not failed: one of them starts the exchange again and the rest join it.
-public struct CoalescingMiddleware: ClientMiddleware {
+public struct CoalescingMiddleware: ClientMiddleware, WholeResponseMiddleware {
     /// The largest body that is shared; a larger one fails every waiter with
     /// ``APIError/bodyTooLarge(limit:url:)``.
     public var maxBodyBytes: Int

@@ -15,6 +15,8 @@ extension HTTPField.Name {
     public static let xPollInterval = HTTPField.Name("X-Poll-Interval")!
     /// `Link` (RFC 8288).
     public static let link = HTTPField.Name("Link")!
+    /// `Last-Event-ID`: the last event ID an event stream's reconnection resumes after.
+    public static let lastEventID = HTTPField.Name("Last-Event-ID")!
 }
 
 extension HTTPField.Name {

@@ -14,7 +14,7 @@ import OpenAPIRuntime
 ///
 /// The attempt that produced the response is reported through ``ExchangeReport`` (``Response/attempt``),
 /// each attempt as it starts, so after a failure the report holds the last attempt made.
-public struct RetryMiddleware: ClientMiddleware {
+public struct RetryMiddleware: ClientMiddleware, WholeResponseMiddleware {
     /// When and how often to retry.
     public struct Policy: Sendable {
         /// Attempts in all, the first included (default 3).

@@ -103,6 +103,7 @@ public struct TracingMiddleware: ClientMiddleware {
         case .authenticationFailed: return "authentication_failed"
         case .fileAccess: return "file_access"
         case .undecodableBody: return "undecodable_body"
+        case .notAnEventStream: return "not_an_event_stream"
         }
     }
 }

@@ -25,7 +25,7 @@ import OpenAPIRuntime
 /// stored partial content (a `206` is stored for the range it holds, RFC 9111 §3.3–3.4); a `200`
 /// to `HEAD` freshens the stored `GET` response it describes (§4.3.5); a `POST` response with
 /// explicit freshness and `Content-Location` equal to its URI answers later `GET`s (RFC 9110 §9.3.3).
-public struct CacheMiddleware: ClientMiddleware, StoredResponseSource {
+public struct CacheMiddleware: ClientMiddleware, StoredResponseSource, WholeResponseMiddleware {
     /// How the cache behaves beyond the RFC's fixed rules.
     public struct Options: Sendable {
         /// Private (the default, for a client) or shared (for a proxy).

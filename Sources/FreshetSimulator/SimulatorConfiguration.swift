@@ -26,6 +26,9 @@ public struct SimulatorConfiguration: Sendable {
     public var enforceRateLimits: Bool
     /// The `X-Poll-Interval` (seconds) sent with repository events; GitHub sends 60.
     public var pollInterval: Int = 60
+    /// How often an open Hacker News event stream sends Firebase's `keep-alive` event; Firebase
+    /// sends one every 30 s.
+    public var streamKeepAlive: Duration = .seconds(30)
     /// The instant generated timestamps count back from; `nil` means the moment the
     /// ``Simulator`` is created. Set it to get byte-identical output across runs.
     public var anchorDate: Date?

@@ -15,7 +15,7 @@ struct SimRequestContext: RequestContext {
     }
 }
 
-/// Sends `/_sim/…` control requests (but `/_sim/drip` and `/_sim/bytes`) to the control router,
+/// Sends `/_sim/…` control requests (but `/_sim/drip`, `/_sim/bytes` and `/_sim/sse`) to the control router,
 /// which has no middleware, and everything else to the API router, whose middleware records,
 /// delays and faults each request.
 struct SimResponder: HTTPResponder {
@@ -31,7 +31,7 @@ struct SimResponder: HTTPResponder {
 extension Simulator {
     /// Whether `path` is a control endpoint: not recorded, delayed or faulted.
     static func isControl(_ path: String) -> Bool {
-        path.hasPrefix("/_sim/") && path != "/_sim/drip" && path != "/_sim/bytes"
+        path.hasPrefix("/_sim/") && path != "/_sim/drip" && path != "/_sim/bytes" && path != "/_sim/sse"
     }
 
     /// The two routers: the control endpoints, and the APIs behind the request log, `HEAD`,

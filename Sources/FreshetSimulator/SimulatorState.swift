@@ -82,6 +82,16 @@ struct SimulatorState: Sendable {
     /// with `authenticated` not `false`), until that window resets.
     var tokenRateLimits: [RateLimitResource: RateLimitBucket] = [:]
     var shuttingDown = false
+    /// Hacker News lists changed through `POST /_sim/hn/lists/{list}`, in place of the world's.
+    var hnLists: [String: [Int]] = [:]
+    /// Counts list changes, so open event streams notice one.
+    var hnListVersion = 0
+    /// Counts `POST /_sim/hn/streams/drop`: an open stream whose count is older ends abruptly.
+    var hnStreamDrops = 0
+    /// While `true`, open event streams send nothing, keep-alives included (a dead connection).
+    var hnStreamsStalled = false
+    /// Event streams open now.
+    var hnStreamsOpen = 0
     var scripts: [String: Script] = [:]
     var clockOffset = 0
     /// `/files/{name}`: the version of each changed file (`POST /_sim/files/{name}/change`).

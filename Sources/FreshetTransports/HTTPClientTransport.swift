@@ -54,12 +54,12 @@ public struct HTTPClientTransport: ClientTransport {
         case given(HTTPClient)
         case trusting(SharedClients)
 
-        var client: HTTPClient { client(through: nil) }
+        var client: HTTPClient { client(through: nil, streaming: false) }
 
-        func client(through proxy: ForwardProxy?) -> HTTPClient {
+        func client(through proxy: ForwardProxy?, streaming: Bool) -> HTTPClient {
             switch self {
             case .given(let client): return client
-            case .trusting(let shared): return shared.client(through: proxy)
+            case .trusting(let shared): return shared.client(through: proxy, streaming: streaming)
             }
         }
 
@@ -76,18 +76,24 @@ public struct HTTPClientTransport: ClientTransport {
     /// `SSL_CERT_FILE` and `SSL_CERT_DIR` set), which is no work for every request.
     private final class SharedClients: Sendable {
         let roots: TLSTrust.Roots
-        private let clients = Mutex<[ForwardProxy?: HTTPClient]>([:])
+        private let clients = Mutex<[Key: HTTPClient]>([:])
+
+        struct Key: Hashable {
+            var proxy: ForwardProxy?
+            var streaming: Bool
+        }
         private let pools = Mutex<[ProxySettings: HTTP1ConnectionPool]>([:])
 
         init(_ roots: TLSTrust.Roots) {
             self.roots = roots
         }
 
-        func client(through proxy: ForwardProxy?) -> HTTPClient {
-            clients.withLock { clients in
-                if let client = clients[proxy] { return client }
-                let client = Transports.sharedHTTPClient(trusting: roots, through: proxy)
-                clients[proxy] = client
+        func client(through proxy: ForwardProxy?, streaming: Bool) -> HTTPClient {
+            let key = Key(proxy: proxy, streaming: streaming)
+            return clients.withLock { clients in
+                if let client = clients[key] { return client }
+                let client = Transports.sharedHTTPClient(trusting: roots, through: proxy, streaming: streaming)
+                clients[key] = client
                 return client
             }
         }
@@ -137,13 +143,14 @@ public struct HTTPClientTransport: ClientTransport {
         let proxy = try proxies.proxy(for: url)
         if let proxy, proxy.kind == .http, url.scheme?.lowercased() == "http" {
             // Absolute form to the HTTP proxy, which AsyncHTTPClient does not do. A transfer's head
-            // is not held to the head deadline (as below); the read timeout is the client's.
+            // is not held to the head deadline (as below); the read timeout is the client's, but
+            // an event stream has none (its idle timeout is its own).
             let transport = HTTP1Transport(
                 headTimeout: TransferContext.isTransfer ? .seconds(7 * 24 * 3600) : Duration(headTimeout),
-                readTimeout: .seconds(30), pool: source.pool(proxies))
+                readTimeout: TransferContext.isStream ? .seconds(7 * 24 * 3600) : .seconds(30), pool: source.pool(proxies))
             return try await transport.send(request, body: body, baseURL: baseURL, operationID: operationID)
         }
-        let client = source.client(through: proxy)
+        let client = source.client(through: proxy, streaming: TransferContext.isStream)
         var outbound = HTTPClientRequest(url: url.absoluteString)
         outbound.method = Self.method(request.method)
         outbound.headers.addExceptFraming(request.headerFields)

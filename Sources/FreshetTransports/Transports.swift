@@ -32,12 +32,15 @@ public enum Transports {
 
     /// The configuration of ``sharedHTTPClient``, with `tls` (`nil`: AsyncHTTPClient's default,
     /// the system's roots) and every connection through `proxy`.
-    private static func clientConfiguration(tls: TLSConfiguration?, proxy: ForwardProxy?) -> HTTPClient.Configuration {
+    /// `streaming`: for event streams, with no read timeout (their own idle timeout applies).
+    private static func clientConfiguration(tls: TLSConfiguration?, proxy: ForwardProxy?, streaming: Bool = false)
+        -> HTTPClient.Configuration
+    {
         var configuration = HTTPClient.Configuration(
             tlsConfiguration: tls,
             redirectConfiguration: .disallow,
             // `write`: a server that stops reading an upload is cut off after 30 s without progress.
-            timeout: .init(connect: connectTimeout, read: .seconds(30), write: .seconds(30)),
+            timeout: .init(connect: connectTimeout, read: streaming ? nil : .seconds(30), write: .seconds(30)),
             connectionPool: .init(idleTimeout: .seconds(60)),
             decompression: .disabled
         )
@@ -65,6 +68,7 @@ public enum Transports {
     private struct ClientKey: Hashable {
         var roots: TLSTrust.Roots
         var proxy: ForwardProxy?
+        var streaming = false
     }
 
     /// Which process-wide HTTP/1.1 pool: its trust and forward proxies.
@@ -93,13 +97,20 @@ public enum Transports {
     /// too; ``HTTPClientTransport`` sends plain `http` requests through an HTTP proxy in absolute
     /// form instead (as curl does, and as proxies that allow `CONNECT` to port 443 only need).
     public static func sharedHTTPClient(trusting roots: TLSTrust.Roots = .system, through proxy: ForwardProxy?) -> HTTPClient {
-        if roots == .system, proxy == nil { return sharedHTTPClient }
-        let key = ClientKey(roots: roots, proxy: proxy)
+        sharedHTTPClient(trusting: roots, through: proxy, streaming: false)
+    }
+
+    /// ``sharedHTTPClient(trusting:through:)``, or with `streaming` its twin without a read
+    /// timeout, for event streams (a stream may rightly be silent for longer than 30 s between
+    /// keep-alives; its idle timeout is the stream's own).
+    static func sharedHTTPClient(trusting roots: TLSTrust.Roots, through proxy: ForwardProxy?, streaming: Bool) -> HTTPClient {
+        if roots == .system, proxy == nil, !streaming { return sharedHTTPClient }
+        let key = ClientKey(roots: roots, proxy: proxy, streaming: streaming)
         return trusted.withLock { trusted in
             if let client = trusted.clients[key] { return client }
             let tls = roots == .system ? nil : TLSTrust(roots: roots).clientConfiguration()
             let client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton,
-                                    configuration: clientConfiguration(tls: tls, proxy: proxy))
+                                    configuration: clientConfiguration(tls: tls, proxy: proxy, streaming: streaming))
             trusted.clients[key] = client
             return client
         }
@@ -222,8 +233,9 @@ public struct ClassifyingTransport: ClientTransport {
     public func send(_ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String) async throws
         -> (HTTPResponse, HTTPBody?)
     {
-        // An upload's or download's body is not held to the exchange's deadline (TransferContext).
-        let end = TransferContext.isTransfer ? nil : deadline.map { ContinuousClock.now + $0 }
+        // An upload's, a download's or an event stream's body is not held to the exchange's
+        // deadline (TransferContext).
+        let end = TransferContext.isTransfer || TransferContext.isStream ? nil : deadline.map { ContinuousClock.now + $0 }
         let response: HTTPResponse
         let responseBody: HTTPBody?
         do {

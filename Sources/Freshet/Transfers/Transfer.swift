@@ -9,6 +9,12 @@ public enum TransferContext {
     /// does not bound a transfer's: sending or receiving gigabytes takes as long as it takes, and
     /// only the timeouts between reads apply.
     @TaskLocal public static var isTransfer = false
+
+    /// `true` while an event stream's connection is open (``APIClient/events(_:options:)``): the
+    /// response head is awaited as for any request, but the body is bounded neither by the
+    /// exchange's deadline nor by the transport's read timeout — the stream's own idle timeout
+    /// ends a connection that has gone silent.
+    @TaskLocal public static var isStream = false
 }
 
 /// How far a transfer has got: bytes moved so far, and the total when it is known.

@@ -19,6 +19,8 @@ struct ControlController {
     static let rateLimitBody = #"{"resource":"core|search","remaining":0,"reset":<epoch>}"#
     static let scriptBody = #"{"path":"/scripted/…","status":200,"headers":[["Name","value"]],"body":"…"}"#
     static let clockBody = #"{"offset":30}"#
+    static let hnListBody = #"{"ids":[8863,8917]}"#
+    static let stallBody = #"{"stalled":true}"#
 
     func addRoutes(to routes: SimRoutes) {
         routes.on("/_sim/log", methods: [.get]) { _, _ in
@@ -123,6 +125,28 @@ struct ControlController {
         routes.on("/_sim/files/{name}/change", methods: [.post], " (a new version of /files/{name})") { _, context in
             await simulator.changeFile(try context.parameters.require("name"))
             return HTTPSupport.json(200, Self.ok)
+        }
+        routes.on("/_sim/hn/lists/{list}", methods: [.post], " \(Self.hnListBody) (the list's ids from now on; open streams get a patch)") { request, context in
+            struct Body: Decodable { var ids: [Int] }
+            guard let body: Body = try await Self.decode(request) else { return Self.expected(Self.hnListBody) }
+            let list = try context.parameters.require("list")
+            guard simulator.setHackerNewsList(list, ids: body.ids) else {
+                return HTTPSupport.controlError(404, "unknown list \(list)")
+            }
+            return HTTPSupport.json(200, Self.ok)
+        }
+        routes.on("/_sim/hn/streams/drop", methods: [.post], " (every open Hacker News event stream ends abruptly)") { _, _ in
+            simulator.dropHackerNewsStreams()
+            return HTTPSupport.json(200, Self.ok)
+        }
+        routes.on("/_sim/hn/streams/stall", methods: [.post], " \(Self.stallBody) (open streams fall silent, keep-alives too)") { request, _ in
+            struct Body: Decodable { var stalled: Bool }
+            guard let body: Body = try await Self.decode(request) else { return Self.expected(Self.stallBody) }
+            simulator.stallHackerNewsStreams(body.stalled)
+            return HTTPSupport.json(200, Self.ok)
+        }
+        routes.on("/_sim/hn/streams", methods: [.get], #" ({"open": <event streams open now>})"#) { _, _ in
+            HTTPSupport.json(200, obj(("open", .int(simulator.openHackerNewsStreams()))).rendered)
         }
         routes.on("/_sim/routes", methods: [.get]) { _, _ in
             HTTPSupport.json(200, JSON.array(Simulator.routes.map(JSON.string)).rendered)

@@ -6,16 +6,27 @@ struct HackerNewsController {
     let simulator: Simulator
 
     func addRoutes(to routes: SimRoutes) {
-        routes.get("/v0/{list}.json", " (list: topstories, newstories, beststories, askstories, showstories, jobstories, maxitem)") { _, context in
+        routes.get("/v0/{list}.json", " (list: topstories, newstories, beststories, askstories, showstories, jobstories, maxitem;"
+                   + " with Accept: text/event-stream, a 307 to the stream of put, patch and keep-alive events)") { request, context in
             let list = context.parameter("list")
-            let hackerNews = simulator.hackerNews
-            return Self.answer(hackerNews.listJSON(list) ?? (list == "maxitem" ? String(hackerNews.maxItemID) : "null"))
+            let value: @Sendable () -> String = {
+                let hackerNews = simulator.hackerNews
+                return simulator.hackerNewsListJSON(list) ?? (list == "maxitem" ? String(hackerNews.maxItemID) : "null")
+            }
+            if Simulator.wantsEventStream(request) {
+                return simulator.hackerNewsStream(request, value: value, list: simulator.hackerNews.lists[list] != nil ? list : nil)
+            }
+            return Self.answer(value())
         }
-        routes.get("/v0/item/{id}.json") { _, context in
-            Self.answer(Int(context.parameter("id")).map(simulator.hackerNews.itemJSON) ?? "null")
+        routes.get("/v0/item/{id}.json") { request, context in
+            let json = Int(context.parameter("id")).map(simulator.hackerNews.itemJSON) ?? "null"
+            if Simulator.wantsEventStream(request) { return simulator.hackerNewsStream(request, value: { json }, list: nil) }
+            return Self.answer(json)
         }
-        routes.get("/v0/user/{id}.json") { _, context in
-            Self.answer(simulator.hackerNews.userJSON(context.parameter("id")))
+        routes.get("/v0/user/{id}.json") { request, context in
+            let json = simulator.hackerNews.userJSON(context.parameter("id"))
+            if Simulator.wantsEventStream(request) { return simulator.hackerNewsStream(request, value: { json }, list: nil) }
+            return Self.answer(json)
         }
         routes.otherwise(["/v0/**"], methods: [.get, .head], " (anything else: null for a .json path, else Firebase's 404)") { request, _ in
             HTTPSupport.segments(request.uri.path).last?.hasSuffix(".json") == true

@@ -1,5 +1,7 @@
 import Foundation
+import HTTPTypes
 import Hummingbird
+import Synchronization
 
 /// Thrown inside a streaming body to abort it (shutdown or duration limit).
 struct StreamAborted: Error {}
@@ -12,6 +14,72 @@ struct StreamingController {
     func addRoutes(to routes: SimRoutes) {
         routes.get("/_sim/drip", "?bytes=N&chunk=K&intervalMs=M", use: drip)
         routes.get("/_sim/bytes", "?size=N[&chunked=1]", use: bytes)
+        routes.get("/_sim/sse", "?count=N&retryMs=R&chunk=K&intervalMs=M&end=close|abort|stall|keepalive&stopAt=N&auth=1&expire=1", use: sse)
+    }
+
+    /// `GET /_sim/sse`: a Server-Sent Events stream for client tests. Each connection sends a
+    /// comment, `retry: R` when asked, then `count` events (default 3) numbered on from the
+    /// request's `Last-Event-ID` (`id: n`, `event: tick`, two `data:` lines that join into
+    /// `{"n":n,"text":"…"}`), written `chunk` bytes at a time (default: an event per write),
+    /// `intervalMs` apart. Then, by `end`: `close` ends the body (default), `abort` breaks the
+    /// connection, `stall` goes silent, `keepalive` sends a comment every 50 ms until the client
+    /// leaves. `stopAt=N`: a `Last-Event-ID` of N or more is answered `204 No Content`.
+    /// `auth=1`: only the current access token of `/auth/me` is let in (else `401`);
+    /// `expire=1`: that token stops working once the connection's events are sent.
+    @Sendable func sse(_ request: Request, context: SimRequestContext) -> Response {
+        let query = QueryItems(request.uri.query)
+        if query["auth"] == "1" {
+            let current = simulator.state.withLock { Simulator.accessToken(generation: $0.authGeneration) }
+            guard request.headers[.authorization] == "Bearer " + current else {
+                var headers = HTTPFields()
+                headers[.wwwAuthenticate] = #"Bearer realm="sim", error="invalid_token""#
+                return HTTPSupport.json(401, obj(("message", "Bad credentials")).rendered, headers: headers)
+            }
+        }
+        let last = request.headers[HTTPField.Name("Last-Event-ID")!].flatMap { Int($0) } ?? 0
+        if let stop = query.int("stopAt"), last >= stop { return Response(status: .noContent) }
+        var text = ": freshet-sim test stream\n\n"
+        if let retry = query.int("retryMs") { text += "retry: \(retry)\n\n" }
+        var events: [String] = [text]
+        let count = min(max(query.int("count") ?? 3, 0), 10_000)
+        for n in stride(from: last + 1, through: last + count, by: 1) {
+            events.append("id: \(n)\nevent: tick\ndata: {\"n\":\(n),\ndata: \"text\":\"event \(n)\"}\n\n")
+        }
+        let chunk = query.int("chunk").map { max(1, $0) }
+        let interval = min(max(query.int("intervalMs") ?? 0, 0), 10_000)
+        let end = query["end"] ?? "close"
+        let expire = query["expire"] == "1"
+        var headers = HTTPFields()
+        headers[.contentType] = "text/event-stream"
+        headers[.cacheControl] = "no-store"
+        let body = ResponseBody { [simulator, events] writer in
+            defer { if expire { simulator.state.withLock { $0.authGeneration += 1 } } }
+            let deadline = ContinuousClock.now + .seconds(120)
+            for (index, event) in events.enumerated() {
+                let bytes = Array(event.utf8)
+                var from = 0
+                while from < bytes.count {
+                    let to = min(bytes.count, from + (chunk ?? bytes.count))
+                    try await writer.write(ByteBuffer(bytes: bytes[from..<to]))
+                    from = to
+                }
+                if index > 0 && interval > 0 { try await simulator.pause(milliseconds: interval, deadline: deadline) }
+            }
+            switch end {
+            case "abort":
+                throw StreamAborted()
+            case "stall":
+                while true { try await simulator.pause(milliseconds: 1000, deadline: deadline) }
+            case "keepalive":
+                while true {
+                    try await simulator.pause(milliseconds: 50, deadline: deadline)
+                    try await writer.write(ByteBuffer(string: ": keep-alive\n\n"))
+                }
+            default:
+                try await writer.finish(nil)
+            }
+        }
+        return Response(status: .ok, headers: headers, body: body)
     }
 
     /// `GET /_sim/drip?bytes=N&chunk=K&intervalMs=M`: `N` bytes (a JSON string) with

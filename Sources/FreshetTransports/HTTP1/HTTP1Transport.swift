@@ -128,7 +128,7 @@ public struct HTTP1Transport: ClientTransport {
         let plan = ExchangePlan(
             head: head, body: body, isHead: request.method == .head,
             closeAfter: request.headerFields[values: .connection].contains { $0.lowercased().contains("close") },
-            deadline: .now() + TimeAmount(headTimeout), readTimeout: TimeAmount(readTimeout),
+            deadline: .now() + TimeAmount(headTimeout), readTimeout: TimeAmount(TransferContext.isStream ? .seconds(7 * 24 * 3600) : readTimeout),
             interim: InterimResponses.handler)
         // An idempotent request may go again on a new connection when a reused one turns out to
         // have been closed by the origin before it answered anything (the keep-alive race), if its
