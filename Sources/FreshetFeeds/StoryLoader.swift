@@ -117,7 +117,8 @@ public struct StoryPage: Sendable {
     public var skipped: [Int]
     /// Items that could not be loaded, in rank order. They do not fail the page.
     public var failures: [ItemFailure]
-    /// How the HTTP cache answered the list request (`hit`: no request was made).
+    /// How the HTTP cache answered the list request (`hit`: no request was made); `nil` when the
+    /// list was given rather than requested (``StoryLoader/stories(_:of:limit:sort:force:progress:)``).
     public var listCache: CacheOutcome?
     /// Why stored responses were served although they were stale (the refresh failed), if any were.
     public var staleReasons: [StaleReason]
@@ -212,12 +213,36 @@ public struct StoryLoader: Sendable {
         _ list: HackerNews.StoryList, limit: Int, sort: Sort = .rank, force: Bool = false,
         progress: (LoadProgress) -> Void = { _ in }
     ) async throws(APIError) -> StoryPage {
-        let listResponse = try await client.sendOrStored(Self.forced(HackerNews.stories(list), force))
+        try await load(list, limit: limit, sort: sort, forceList: force, forceItems: force, progress: progress)
+    }
+
+    /// ``load(_:limit:sort:force:progress:)``, revalidating the list and the items apart: a poll
+    /// asks for the list again, and for the items only when they are stale.
+    public func load(
+        _ list: HackerNews.StoryList, limit: Int, sort: Sort = .rank, forceList: Bool, forceItems: Bool,
+        progress: (LoadProgress) -> Void = { _ in }
+    ) async throws(APIError) -> StoryPage {
+        let listResponse = try await client.sendOrStored(Self.forced(HackerNews.stories(list), forceList))
+        var page = await stories(listResponse.value, of: list, limit: limit, sort: sort, force: forceItems, progress: progress)
+        if Task.isCancelled { throw .cancelled }
+        if let reason = listResponse.staleReason { page.staleReasons.insert(reason, at: 0) }
+        page.listCache = listResponse.cache
+        page.cacheHits += listResponse.cache == .hit ? 1 : 0
+        page.requests += 1
+        return page
+    }
+
+    /// The first `limit` stories of the list `ids` that can be shown, loaded as
+    /// ``load(_:limit:sort:force:progress:)`` loads them (the list itself already known: a
+    /// streamed list). Items fresh in the cache cost no request.
+    public func stories(
+        _ ids: [Int], of list: HackerNews.StoryList, limit: Int, sort: Sort = .rank, force: Bool = false,
+        progress: (LoadProgress) -> Void = { _ in }
+    ) async -> StoryPage {
         var seen = Set<Int>()
-        let listed = listResponse.value.filter { seen.insert($0).inserted }
+        let listed = ids.filter { seen.insert($0).inserted }
         var staleReasons: [StaleReason] = []
-        if let reason = listResponse.staleReason { staleReasons.append(reason) }
-        var cacheHits = listResponse.cache == .hit ? 1 : 0
+        var cacheHits = 0
 
         // Slot i is the item at rank i + 1; batches go further down the list while items are skipped.
         var slots: [LoadProgress.Outcome?] = []
@@ -245,7 +270,7 @@ public struct StoryLoader: Sendable {
                 completed += 1
                 progress(LoadProgress(completed: completed, total: slots.count, latest: outcome, rank: index + 1))
             }
-            if Task.isCancelled { throw .cancelled }
+            if Task.isCancelled { break }
             let skipped = slots.count { if case .skipped? = $0 { true } else { false } }
             let wanted = max(0, limit) + skipped
             batch = slots.count..<min(wanted, listed.count)
@@ -264,8 +289,8 @@ public struct StoryLoader: Sendable {
         }
         return StoryPage(
             list: list, ids: Array(listed.prefix(slots.count)), stories: sort.apply(stories), skipped: skipped,
-            failures: failures, listCache: listResponse.cache, staleReasons: staleReasons, cacheHits: cacheHits,
-            requests: slots.count + 1)
+            failures: failures, listCache: nil, staleReasons: staleReasons, cacheHits: cacheHits,
+            requests: slots.count)
     }
 
     /// `endpoint` with `Cache-Control: max-age=0` when `force` is set (revalidate what is fresh).

@@ -29,6 +29,9 @@ public struct SimulatorConfiguration: Sendable {
     /// How often an open Hacker News event stream sends Firebase's `keep-alive` event; Firebase
     /// sends one every 30 s.
     public var streamKeepAlive: Duration = .seconds(30)
+    /// Whether the Hacker News paths stream when asked (`Accept: text/event-stream`); `false`
+    /// answers plain JSON, as a mirror that does not stream would.
+    public var hnStreams = true
     /// The instant generated timestamps count back from; `nil` means the moment the
     /// ``Simulator`` is created. Set it to get byte-identical output across runs.
     public var anchorDate: Date?

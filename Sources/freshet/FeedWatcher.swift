@@ -1,4 +1,3 @@
-import Dispatch
 import Foundation
 import Freshet
 import FreshetFeeds
@@ -27,20 +26,10 @@ struct FeedWatcher {
 
     func run(initial: [FeedEntry], interval: Int) async throws {
         let watcher = self
-        let task = Task { try await watcher.loop(initial: initial, interval: interval) }
-        signal(SIGINT, SIG_IGN)
-        signal(SIGTERM, SIG_IGN)
-        let sources = [SIGINT, SIGTERM].map { number in
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { task.cancel() }
-            source.resume()
-            return source
-        }
-        defer { sources.forEach { $0.cancel() } }
         do {
-            try await task.value
-        } catch is CancellationError {
-            printError("stopped watching.")
+            if try await untilInterrupted({ try await watcher.loop(initial: initial, interval: interval) }) {
+                printError("stopped watching.")
+            }
         } catch let error as APIError where error == .cancelled {
             printError("stopped watching.")
         }

@@ -22,6 +22,14 @@ struct HNCommand: AsyncParsableCommand {
             `freshet hn item ID` prints the item and its whole comment tree, fetched level by \
             level with the same bound, indented two spaces per level. Deleted and dead comments \
             are left out, or shown as [deleted]/[dead] when replies hang below them.
+
+            `freshet hn --live [list]` follows the list as it changes, from Hacker News' own \
+            event stream: new stories slide in and ranks move, each new story fetched once. On a \
+            terminal the list is redrawn in place under a status line (live, or reconnecting); \
+            with --json each change prints one line, a JSON array of the shown stories; otherwise \
+            the whole list is printed again, then a blank line. A dropped stream is reconnected \
+            with backoff; a server that answers plain JSON instead of a stream is polled every \
+            --interval seconds. Ctrl-C ends it (exit 0).
             """)
 
     @Argument(help: "The list: top, new, best, ask, show or job; or `item` followed by an ID.")
@@ -39,6 +47,12 @@ struct HNCommand: AsyncParsableCommand {
     @Option(help: "How many item requests in flight at once (1–100).")
     var concurrency = StoryLoader.defaultConcurrency
 
+    @Flag(help: "Follow the list live, as it changes, until Ctrl-C.")
+    var live = false
+
+    @Option(help: "With --live: seconds between two polls when the server does not stream (1–3600).")
+    var interval = 30
+
     @OptionGroup var common: CommonOptions
 
     func validate() throws {
@@ -49,7 +63,11 @@ struct HNCommand: AsyncParsableCommand {
         guard StoryLoader.Sort(rawValue: sort.lowercased()) != nil else {
             throw ValidationError("unknown --sort '\(sort)'; expected rank, score or time.")
         }
+        guard (1...3600).contains(interval) else {
+            throw ValidationError("--interval must be between 1 and 3600 seconds, got \(interval).")
+        }
         if list.lowercased() == "item" {
+            if live { throw ValidationError("--live follows a story list, not an item: `freshet hn --live top`.") }
             guard let id else {
                 throw ValidationError("`freshet hn item` needs an item ID, like `freshet hn item 8863`.")
             }
@@ -71,6 +89,7 @@ struct HNCommand: AsyncParsableCommand {
     func run() async throws {
         let context = try await common.makeContext()
         if let storyList = HackerNews.StoryList(rawValue: list.lowercased()) {
+            if live { return try await follow(storyList, context: context) }
             try await showList(storyList, context: context)
         } else if let id {
             try await showItem(id, context: context)
@@ -129,6 +148,33 @@ struct HNCommand: AsyncParsableCommand {
         if let reason = Self.staleSummary(page.staleReasons) {
             try finishStale(reason: reason, allowStale: common.allowStale)
         }
+    }
+
+    // MARK: - A list, live
+
+    private func follow(_ storyList: HackerNews.StoryList, context: AppContext) async throws {
+        let loader = StoryLoader(context: context, concurrency: concurrency)
+        let order = StoryLoader.Sort(rawValue: sort.lowercased()) ?? .rank
+        let following = LiveStories(loader: loader, list: storyList, limit: limit, sort: order, interval: .seconds(interval))
+        let screen = Terminal.stdoutIsTTY && !common.json ? LiveScreen(list: storyList) : nil
+        let json = common.json
+        let interrupted = try await untilInterrupted {
+            try await following.run(onStatus: { status in
+                if let screen { screen.show(status) } else { printError(LiveScreen.text(status, list: storyList)) }
+            }, onPage: { page in
+                if let screen {
+                    screen.show(page.stories)
+                } else if json {
+                    let line = (try? HackerNews.encoder.encode(page.stories.map(\.decodedForJSON))) ?? Data("[]".utf8)
+                    FileHandle.standardOutput.write(line + Data("\n".utf8))
+                } else {
+                    let lines = HNFormat.storyLines(page.stories, width: Terminal.width, header: false, color: Terminal.colorEnabled)
+                    output(lines.joined(separator: "\n") + "\n")
+                }
+            })
+        }
+        screen?.finish()
+        if interrupted { printError("stopped following the \(storyList.rawValue) list.") }
     }
 
     // MARK: - One item and its comments

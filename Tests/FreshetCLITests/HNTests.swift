@@ -195,6 +195,8 @@ struct HNTests {
                 (["hn", "item"], "needs an item ID"),
                 (["hn", "item", "-5"], "item"),
                 (["hn", "top", "123"], "hn item 123"),
+                (["hn", "item", "8863", "--live"], "--live follows a story list"),
+                (["hn", "--live", "--interval", "0"], "--interval must be between 1 and 3600"),
             ]
             for (arguments, message) in cases {
                 let result = try await cli.run(arguments)

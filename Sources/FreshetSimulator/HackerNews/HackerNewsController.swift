@@ -13,19 +13,19 @@ struct HackerNewsController {
                 let hackerNews = simulator.hackerNews
                 return simulator.hackerNewsListJSON(list) ?? (list == "maxitem" ? String(hackerNews.maxItemID) : "null")
             }
-            if Simulator.wantsEventStream(request) {
+            if simulator.wantsEventStream(request) {
                 return simulator.hackerNewsStream(request, value: value, list: simulator.hackerNews.lists[list] != nil ? list : nil)
             }
             return Self.answer(value())
         }
         routes.get("/v0/item/{id}.json") { request, context in
             let json = Int(context.parameter("id")).map(simulator.hackerNews.itemJSON) ?? "null"
-            if Simulator.wantsEventStream(request) { return simulator.hackerNewsStream(request, value: { json }, list: nil) }
+            if simulator.wantsEventStream(request) { return simulator.hackerNewsStream(request, value: { json }, list: nil) }
             return Self.answer(json)
         }
         routes.get("/v0/user/{id}.json") { request, context in
             let json = simulator.hackerNews.userJSON(context.parameter("id"))
-            if Simulator.wantsEventStream(request) { return simulator.hackerNewsStream(request, value: { json }, list: nil) }
+            if simulator.wantsEventStream(request) { return simulator.hackerNewsStream(request, value: { json }, list: nil) }
             return Self.answer(json)
         }
         routes.otherwise(["/v0/**"], methods: [.get, .head], " (anything else: null for a .json path, else Firebase's 404)") { request, _ in

@@ -14,9 +14,9 @@ import Synchronization
 /// `POST /_sim/hn/streams/drop` ends every open stream abruptly, and
 /// `POST /_sim/hn/streams/stall` makes them fall silent (a dead connection).
 extension Simulator {
-    /// Whether `request` asks for an event stream.
-    static func wantsEventStream(_ request: Request) -> Bool {
-        request.headers[values: .accept].contains { $0.lowercased().contains("text/event-stream") }
+    /// Whether `request` asks for an event stream, and this simulator streams.
+    func wantsEventStream(_ request: Request) -> Bool {
+        configuration.hnStreams && request.headers[values: .accept].contains { $0.lowercased().contains("text/event-stream") }
     }
 
     /// The `307` to the streaming server, or the stream itself once there.
