@@ -321,17 +321,24 @@ struct EventStreamConnection<Value: Sendable>: Sendable {
             let bytes = (body ?? HTTPBody()).observed(onChunk: { [idle] _ in idle.touch() })
             let decode = endpoint.decode
             let decoder = self.decoder
-            for try await event in bytes.asDecodedServerSentEvents() {
-                if let id = event.id, !id.contains("\0") { progress.lastEventID = id }
-                if let retry = event.retry, retry >= 0 { progress.retry = .milliseconds(retry) }
-                reached.value = progress
-                guard let data = event.data else { continue }
-                let type = event.event.flatMap { $0.isEmpty ? nil : $0 } ?? "message"
-                let streamEvent = StreamEvent(type: type, data: data, id: progress.lastEventID, connection: connection) {
-                    try decode($0, decoder)
+            do {
+                for try await event in bytes.asDecodedServerSentEvents() {
+                    if let id = event.id, !id.contains("\0") { progress.lastEventID = id }
+                    if let retry = event.retry, retry >= 0 { progress.retry = .milliseconds(retry) }
+                    reached.value = progress
+                    guard let data = event.data else { continue }
+                    let type = event.event.flatMap { $0.isEmpty ? nil : $0 } ?? "message"
+                    let streamEvent = StreamEvent(type: type, data: data, id: progress.lastEventID, connection: connection) {
+                        try decode($0, decoder)
+                    }
+                    await idle.pausing { await channel.send(streamEvent) }
+                    try Task.checkCancellation()
                 }
-                await idle.pausing { await channel.send(streamEvent) }
-                try Task.checkCancellation()
+            } catch {
+                if Task.isCancelled { throw CancellationError() }
+                // Whatever broke an open stream (the network, a middleware's decoding), a new
+                // connection may get over it, as a browser's EventSource assumes.
+                return .reconnect(APIError.wrapping(error, url: url), opened: true, wait: nil)
             }
             let cause = APIError.transport(url: Redaction.redact(url), cause: TransportFailure(
                 .connectionLost, reason: "the server ended the event stream"))

@@ -86,6 +86,9 @@ public final class StubTransport: ClientTransport, Sendable {
         recorded.parameters = parameters
         let answer = try await handler?(recorded) ?? .status(.notFound, json: "{}")
         var fields = answer.headerFields
+        if let stream = answer.stream {
+            return (HTTPResponse(status: answer.status, headerFields: fields), stream.body())
+        }
         if fields[.contentLength] == nil { fields[.contentLength] = String(answer.body.count) }
         return (HTTPResponse(status: answer.status, headerFields: fields), HTTPBody(answer.body))
     }
@@ -136,12 +139,26 @@ public struct StubResponse: Sendable {
     public var headerFields: HTTPFields
     /// The body.
     public var body: Data
+    /// A streamed body in place of ``body`` (``eventStream(_:then:headerFields:)``).
+    var stream: StubStream?
 
     /// A response with `status`, `headerFields` and `body`.
     public init(status: HTTPResponse.Status = .ok, headerFields: HTTPFields = [:], body: Data = Data()) {
         self.status = status
         self.headerFields = headerFields
         self.body = body
+    }
+
+    /// A `200` with `Content-Type: text/event-stream` whose body is `events`, in the Server-Sent
+    /// Events format, then ends as `end` says: to script a stream for ``APIClient/events(_:options:)``
+    /// (a route answering each connection with the next script tests reconnection).
+    public static func eventStream(_ events: [StubEvent], then end: StubEvent.End = .close,
+                                   headerFields: HTTPFields = [:]) -> StubResponse {
+        var fields = headerFields
+        if fields[.contentType] == nil { fields[.contentType] = "text/event-stream" }
+        var response = StubResponse(status: .ok, headerFields: fields)
+        response.stream = StubStream(text: events.map(\.serialized).joined(), end: end)
+        return response
     }
 
     /// A `200` (or `status`) with a JSON body and `Content-Type: application/json`.
@@ -154,5 +171,68 @@ public struct StubResponse: Sendable {
     /// `status` with a JSON body (an error body, say).
     public static func status(_ status: HTTPResponse.Status, json: String = "{}", headerFields: HTTPFields = [:]) -> StubResponse {
         .json(json, status: status, headerFields: headerFields)
+    }
+}
+
+
+/// One event of a scripted stream (``StubResponse/eventStream(_:then:headerFields:)``).
+public struct StubEvent: Sendable, Equatable {
+    /// How a scripted stream ends after its events.
+    public enum End: Sendable, Equatable {
+        /// The body ends (the client reconnects).
+        case close
+        /// Nothing more arrives until the client goes away (an idle connection).
+        case hang
+        /// The connection breaks.
+        case fail
+    }
+
+    /// The `event:` field (`nil`: none, a `message`).
+    public var type: String?
+    /// The data, sent as one `data:` line per line.
+    public var data: String
+    /// The `id:` field.
+    public var id: String?
+    /// The `retry:` field, in milliseconds.
+    public var retry: Int?
+
+    /// An event.
+    public init(_ type: String? = nil, data: String, id: String? = nil, retry: Int? = nil) {
+        self.type = type
+        self.data = data
+        self.id = id
+        self.retry = retry
+    }
+
+    /// The event as it goes on the wire.
+    var serialized: String {
+        var text = type.map { "event: \($0)\n" } ?? ""
+        if let id { text += "id: \(id)\n" }
+        if let retry { text += "retry: \(retry)\n" }
+        for line in data.split(separator: "\n", omittingEmptySubsequences: false) { text += "data: \(line)\n" }
+        return text + "\n"
+    }
+}
+
+/// A scripted streamed body.
+struct StubStream: Sendable {
+    /// The error a ``StubEvent/End/fail`` stream breaks off with.
+    struct Broken: Error, CustomStringConvertible {
+        var description: String { "the scripted stream broke off" }
+    }
+
+    var text: String
+    var end: StubEvent.End
+
+    /// A new body for one connection.
+    func body() -> HTTPBody {
+        let (stream, continuation) = AsyncThrowingStream.makeStream(of: ArraySlice<UInt8>.self)
+        continuation.yield(ArraySlice(text.utf8))
+        switch end {
+        case .close: continuation.finish()
+        case .hang: continuation.onTermination = { _ in _ = continuation }  // kept open until the reader leaves
+        case .fail: continuation.finish(throwing: Broken())
+        }
+        return HTTPBody(stream, length: .unknown, iterationBehavior: .single)
     }
 }

@@ -3,6 +3,7 @@ import Freshet
 import FreshetTesting
 import GitHubAPI
 import HTTPTypes
+import Synchronization
 import Testing
 
 private let profile = #"{"login":"LOGIN","id":1,"avatar_url":"","html_url":"","type":"User","public_repos":0,"followers":0,"following":0,"created_at":"2020-01-01T00:00:00Z","updated_at":"2020-01-01T00:00:00Z"}"#
@@ -48,4 +49,35 @@ struct StubTransportTests {
         let last = try #require(transport.requests.last)
         #expect(last.method == .post && last.path == "/echo/a/b" && last.query["q"] == "swift" && last.body == Data("[1,2]".utf8))
     }
+
+    @Test("A scripted event stream: each connection answered by the next script, Last-Event-ID and retry: honoured")
+    func scriptedEventStream() async throws {
+        let transport = StubTransport()
+        let connections = Counter()
+        transport.on(.get, "/stream") { _ in
+            switch connections.next() {
+            case 1: .eventStream([.init("tick", data: "{\"n\":1}", id: "1", retry: 1), .init(data: "{\"n\":2}", id: "2")])
+            case 2: .eventStream([.init("tick", data: "{\"n\":\n3}", id: "3")], then: .fail)
+            default: .eventStream([.init("tick", data: "{\"n\":4}", id: "4")], then: .hang)
+            }
+        }
+        struct Tick: Decodable, Sendable { var n: Int }
+        let client = APIClient(baseURL: URL(string: "https://stream.example")!, transport: transport)
+        var seen: [(type: String, n: Int, connection: Int)] = []
+        for try await event in client.events(Endpoint<Tick>(path: ["stream"])) {
+            seen.append((event.type, try event.value().n, event.connection))
+            if seen.count == 4 { break }
+        }
+        #expect(seen.map(\.n) == [1, 2, 3, 4])
+        #expect(seen.map(\.type) == ["tick", "message", "tick", "tick"])
+        #expect(seen.map(\.connection) == [1, 1, 2, 3])
+        #expect(transport.requests.map { $0.headerFields[.lastEventID] } == [nil, "2", "3"])
+        #expect(transport.requests.allSatisfy { $0.headerFields[.accept] == "text/event-stream" })
+    }
+}
+
+/// Counts calls, from any task.
+private final class Counter: Sendable {
+    private let value = Mutex(0)
+    func next() -> Int { value.withLock { $0 += 1; return $0 } }
 }
