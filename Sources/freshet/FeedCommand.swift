@@ -112,9 +112,9 @@ struct FeedCommand: AsyncParsableCommand {
         }
         if watch {
             // The polls go on, so say now what failed, as each later poll does.
-            for reason in staleReasons { printError("warning: refresh failed: \(reason)") }
             try await FeedWatcher(feed: feed, repositories: repositories, limit: limit, multi: multi, context: context)
-                .run(initial: events, interval: FeedWatcher.interval(pollIntervals))
+                .run(initial: events, interval: FeedWatcher.interval(pollIntervals),
+                     warnings: staleReasons.map { "warning: refresh failed: \($0)" })
             return
         }
         if !staleReasons.isEmpty {

@@ -24,10 +24,11 @@ struct FeedWatcher {
         max(1, pollIntervals.max() ?? defaultInterval)
     }
 
-    func run(initial: [FeedEntry], interval: Int) async throws {
+    /// Polls until Ctrl-C. `warnings`: what the first refresh said (failures), shown with the list.
+    func run(initial: [FeedEntry], interval: Int, warnings: [String]) async throws {
         let watcher = self
         do {
-            if try await untilInterrupted({ try await watcher.loop(initial: initial, interval: interval) }) {
+            if try await untilInterrupted({ try await watcher.loop(initial: initial, interval: interval, warnings: warnings) }) {
                 printError("stopped watching.")
             }
         } catch let error as APIError where error == .cancelled {
@@ -35,40 +36,57 @@ struct FeedWatcher {
         }
     }
 
-    private func loop(initial: [FeedEntry], interval first: Int) async throws {
+    private func loop(initial: [FeedEntry], interval firstInterval: Int, warnings firstWarnings: [String]) async throws {
         var shown = initial
-        var interval = first
+        var interval = firstInterval
+        var warnings = firstWarnings
+        // On a terminal the list and the status line are redrawn in place, only as much as fits
+        // on the screen (a list longer than the screen used to be drawn over the wrong rows).
+        let screen = Terminal.stdoutIsTTY ? LiveRegion() : nil
+        if let screen {
+            FileHandle.standardOutput.write(Data(ANSI.clearScreen.utf8))
+        } else {
+            warnings.forEach(printError)
+        }
+        defer { screen?.finish(with: lines(shown)) }
         while true {
             let next = Date().addingTimeInterval(TimeInterval(interval))
-            printError(status(next: next).dim)
+            if let screen {
+                // Warnings go in the frame: a line on standard error would move the rows under it.
+                let frame = [status(next: next).dim] + warnings.map { TextLayout.truncate($0, to: Terminal.width).yellow } + lines(shown)
+                screen.update { frame }
+            } else {
+                printError(status(next: next).dim)
+            }
             try await Task.sleep(for: .seconds(interval))
             let results = await feed.refresh(repositories, force: true)
             var intervals: [Int] = []
+            warnings = []
             for result in results {
                 switch result {
                 case .success(let refresh):
                     if let poll = refresh.pollInterval { intervals.append(poll) }
-                    if let reason = refresh.staleReason { printError("warning: refresh failed: \(reason)") }
+                    if let reason = refresh.staleReason { warnings.append("warning: refresh failed: \(reason)") }
                 case .failure(let error):
                     if error == .cancelled { throw CancellationError() }
-                    printError("warning: refresh failed: \(explain(error, subject: "the feed"))")
+                    warnings.append("warning: refresh failed: \(explain(error, subject: "the feed"))")
                 }
             }
+            if screen == nil { warnings.forEach(printError) }
             interval = Self.interval(intervals)
             let events = await feed.stored(repositories, limit: limit)
             let known = Set(shown.map(\.id))
             let fresh = events.filter { !known.contains($0.id) }
-            if Terminal.stdoutIsTTY {
-                if !fresh.isEmpty {
-                    // Redraw with the new events on top.
-                    FileHandle.standardOutput.write(Data(ANSI.clearScreen.utf8))
-                    output(FeedFormat.lines(events, multi: multi, width: Terminal.width, color: Terminal.colorEnabled).joined(separator: "\n"))
-                }
-            } else if !fresh.isEmpty {
-                output(FeedFormat.lines(fresh, multi: multi, width: Terminal.width, color: Terminal.colorEnabled).joined(separator: "\n"))
+            if screen == nil, !fresh.isEmpty {
+                output(lines(fresh).joined(separator: "\n"))
             }
             shown = events
         }
+    }
+
+    /// `events` as the feed's rows, cut to the terminal's width.
+    private func lines(_ events: [FeedEntry]) -> [String] {
+        FeedFormat.lines(events, multi: multi, width: Terminal.width, color: Terminal.colorEnabled)
     }
 
     /// "57/60 requests left (resets in 42m) · next poll 12:04:31 · Ctrl-C to stop"
