@@ -25,6 +25,20 @@ enum Demo {
     /// suggest `--demo`).
     static var isRunning: Bool { running.load(ordering: .relaxed) }
     private static let running = Atomic(false)
+    /// The demo's simulator, once started.
+    private static let simulator = Mutex<Simulator?>(nil)
+
+    /// Makes the demo's Hacker News lists move on (a new story every 20 s), for `hn --live`:
+    /// the demo streams as Firebase does, and this gives the stream something to say.
+    static func keepHackerNewsMoving() {
+        guard let simulator = simulator.withLock({ $0 }) else { return }
+        Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(20))
+                simulator.advanceHackerNews()
+            }
+        }
+    }
 
     /// The port the demo asks for first (`FRESHET_DEMO_PORT`, default 47117; `0` for any free
     /// one); when it is taken, any free one.
@@ -100,6 +114,7 @@ enum Demo {
                         printError("demo: simulated GitHub, Hacker News and Kakao on 127.0.0.1:\(port); nothing leaves this machine".dim)
                     }
                     running.store(true, ordering: .relaxed)
+                    Self.simulator.withLock { $0 = simulator }
                     return Started(configuration: pointed(configuration, at: origin, home: home), origin: origin,
                                    listening: URL(string: "http://127.0.0.1:\(port)")!)
                 case .failure(let error):

@@ -158,6 +158,7 @@ struct HNCommand: AsyncParsableCommand {
         let following = LiveStories(loader: loader, list: storyList, limit: limit, sort: order, interval: .seconds(interval))
         let screen = Terminal.stdoutIsTTY && !common.json ? LiveScreen(list: storyList) : nil
         let json = common.json
+        if Demo.isRunning { Demo.keepHackerNewsMoving() }
         let interrupted = try await untilInterrupted {
             try await following.run(onStatus: { status in
                 if let screen { screen.show(status) } else { printError(LiveScreen.text(status, list: storyList)) }

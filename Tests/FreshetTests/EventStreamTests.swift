@@ -5,6 +5,7 @@ import FreshetSimulator
 import FreshetTestSupport
 import FreshetTransports
 import HTTPTypes
+import HackerNewsAPI
 import OpenAPIRuntime
 import Synchronization
 import Testing
@@ -262,5 +263,32 @@ struct EventStreamTests {
         #expect(Connection.delay(base: .seconds(1), failures: 10, cap: .seconds(30), random: 0) == .seconds(30))
         #expect(Connection.delay(base: .seconds(60), failures: 2, cap: .seconds(30), random: 0) == .seconds(60),
                 "a server's retry: longer than the cap is still honoured")
+    }
+
+    @Test("Firebase's stream, simulated: the 307 followed, the whole list put, keep-alives, a patch when the list moves on")
+    func firebaseListStream() async throws {
+        var configuration = SimulatorConfiguration()
+        configuration.streamKeepAlive = .milliseconds(50)
+        try await withSimulator(configuration) { sim in
+            let client = APIClient(baseURL: sim.baseURL.appending(path: "v0"), transport: liveTransport,
+                                   middlewares: [RedirectMiddleware()])
+            let top = try await client.value(HackerNews.stories(.top))
+            var list = HackerNews.LiveList()
+            var types: [String] = []
+            for try await event in client.events(HackerNews.listChanges(.top)) {
+                types.append(event.type)
+                if event.type == "put" || event.type == "patch" { list.apply(event.type, try event.value()) }
+                if types == ["put"] { #expect(list.ids == top) }
+                if event.type == "keep-alive", !types.contains("patch") { sim.simulator.advanceHackerNews() }
+                if event.type == "patch" { break }
+            }
+            #expect(types.first == "put")
+            #expect(types.contains("keep-alive"))
+            let newcomer = try await client.value(HackerNews.stories(.new)).first { !top.contains($0) }
+            #expect(list.ids == Array(([try #require(newcomer)] + top).prefix(500)), "the patch moved every rank down by one")
+            let log = await sim.simulator.requestLog().filter { $0.path.hasPrefix("/v0/topstories.json") }
+            #expect(log.map(\.status).prefix(3) == [200, 307, 200])
+            #expect(log.dropFirst(2).first?.path == "/v0/topstories.json?ns=hacker-news")
+        }
     }
 }

@@ -87,6 +87,24 @@ extension Simulator {
         return true
     }
 
+    /// Moves the story lists on by one step, as the front page does over a few minutes: the
+    /// newest story not yet on the top list enters it at rank `step % 5 + 1`, and the last story
+    /// of the best list moves to the top of it. Deterministic (`step`, counted per simulator).
+    /// The built-in demo calls it every 20 s while `hn --live` runs.
+    public func advanceHackerNews() {
+        let top = hackerNewsList("topstories")
+        let best = hackerNewsList("beststories")
+        let step = state.withLock { $0.hnListVersion }
+        if let newcomer = hackerNewsList("newstories").first(where: { !top.contains($0) }) {
+            var moved = top
+            moved.insert(newcomer, at: min(step % 5, moved.count))
+            _ = setHackerNewsList("topstories", ids: Array(moved.prefix(500)))
+        }
+        if let last = best.last {
+            _ = setHackerNewsList("beststories", ids: [last] + best.dropLast())
+        }
+    }
+
     /// Ends every open Hacker News event stream abruptly (`POST /_sim/hn/streams/drop`).
     public func dropHackerNewsStreams() {
         state.withLock { $0.hnStreamDrops += 1 }
