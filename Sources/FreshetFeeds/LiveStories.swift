@@ -3,7 +3,7 @@ import Freshet
 import HackerNewsAPI
 
 /// A Hacker News story list that stays current: streamed from Firebase
-/// (``HackerNews/listChanges(_:)`` through ``APIClient/events(_:options:)``), or polled when the
+/// (`HackerNews/listChanges(_:)` through `APIClient/events(_:options:)`), or polled when the
 /// server answers plain JSON instead of a stream.
 ///
 /// Each time the list changes, the shown stories are loaded by ``StoryLoader`` — a story already

@@ -150,7 +150,7 @@ public struct StubResponse: Sendable {
     }
 
     /// A `200` with `Content-Type: text/event-stream` whose body is `events`, in the Server-Sent
-    /// Events format, then ends as `end` says: to script a stream for ``APIClient/events(_:options:)``
+    /// Events format, then ends as `end` says: to script a stream for `APIClient/events(_:options:)`
     /// (a route answering each connection with the next script tests reconnection).
     public static func eventStream(_ events: [StubEvent], then end: StubEvent.End = .close,
                                    headerFields: HTTPFields = [:]) -> StubResponse {

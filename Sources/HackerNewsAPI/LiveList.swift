@@ -3,7 +3,7 @@ import Freshet
 
 extension HackerNews {
     /// The changes to a story list, streamed: Firebase's REST interface answers a `GET` with
-    /// `Accept: text/event-stream` (``APIClient/events(_:options:)`` sends it) with a `307` to its
+    /// `Accept: text/event-stream` (`APIClient/events(_:options:)` sends it) with a `307` to its
     /// streaming server, then `put` and `patch` events whose data is a ``ListChange``, a
     /// `keep-alive` every 30 s, and `cancel` or `auth_revoked` when it stops serving the stream.
     /// Each connection starts with a `put` of the whole list.
