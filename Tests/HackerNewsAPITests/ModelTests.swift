@@ -141,3 +141,28 @@ private func decodeItem(_ json: String) throws -> HNItem? {
     #expect(try HackerNews.user(id: "a/b?c").encodedTarget() == "/user/a%2Fb%3Fc.json")
     #expect(HackerNews.defaultBaseURL.absoluteString == "https://hacker-news.firebaseio.com/v0")
 }
+
+// MARK: - A streamed list
+
+private func change(_ json: String) throws -> HackerNews.ListChange {
+    try HackerNews.listChanges(.top).decode(Data(json.utf8), JSONDecoder())
+}
+
+@Test("A streamed list: the whole list put, a patch of positions (null removes), a put at one position")
+func liveListAppliesFirebaseEvents() throws {
+    var list = HackerNews.LiveList()
+    #expect(try list.apply("put", change(#"{"path":"/","data":[10,20,30,40]}"#)))
+    #expect(list.ids == [10, 20, 30, 40])
+    #expect(try list.apply("patch", change(#"{"path":"/","data":{"0":50,"1":10,"3":null}}"#)))
+    #expect(list.ids == [50, 10, 30])
+    #expect(try list.apply("put", change(#"{"path":"/2","data":60}"#)))
+    #expect(list.ids == [50, 10, 60])
+    #expect(try list.apply("put", change(#"{"path":"/1","data":null}"#)))
+    #expect(list.ids == [50, 60])
+    #expect(try !list.apply("patch", change(#"{"path":"/","data":{"0":50}}"#)), "no change, no redraw")
+    #expect(try !list.apply("keep-alive", change(#"{"path":"/","data":[1]}"#)), "other event types change nothing")
+    #expect(try list.apply("put", change(#"{"path":"/","data":null}"#)))
+    #expect(list.ids.isEmpty)
+    #expect(throws: DecodingError.self) { try change(#"{"path":"/","data":{"x":1}}"#) }
+    #expect(throws: DecodingError.self) { try change(#"{"data":[1]}"#) }
+}

@@ -7,8 +7,9 @@ import Synchronization
 /// origin, with `ns=hacker-news` as Firebase adds it), which answers with Server-Sent Events:
 ///
 /// - `put` with `{"path": "/", "data": <the whole value>}` first, on every connection;
-/// - `patch` with `{"path": "/", "data": {"<index>": <id or null>, …}}` when a list changes
-///   (`POST /_sim/hn/lists/{list}`): the changed positions, `null` for those that are gone;
+/// - when a list changes (`POST /_sim/hn/lists/{list}`): `put` with `{"path": "/<index>",
+///   "data": <id or null>}` for one changed position, else `patch` with `{"path": "/", "data":
+///   {"<index>": <id or null>, …}}` naming the changed positions (`null`: gone);
 /// - `keep-alive` with `data: null` every ``SimulatorConfiguration/streamKeepAlive`` (30 s).
 ///
 /// `POST /_sim/hn/streams/drop` ends every open stream abruptly, and
@@ -49,8 +50,8 @@ extension Simulator {
                 if !now.stalled, let list, now.version != version {
                     version = now.version
                     let current = hackerNewsList(list)
-                    if let patch = Self.listPatch(from: shown, to: current) {
-                        try await writer.write(Self.firebaseEvent("patch", #"{"path":"/","data":\#(patch)}"#))
+                    if let (type, path, data) = Self.listChange(from: shown, to: current) {
+                        try await writer.write(Self.firebaseEvent(type, #"{"path":"\#(path)","data":\#(data)}"#))
                         lastWrite = .now
                     }
                     shown = current
@@ -125,15 +126,17 @@ extension Simulator {
         ByteBuffer(string: "event: \(type)\ndata: \(data)\n\n")
     }
 
-    /// The `data` of a `patch` from list `old` to `new`: each position that changed, `null` for
-    /// those past the new end; `nil` when nothing changed.
-    static func listPatch(from old: [Int], to new: [Int]) -> String? {
+    /// The event from list `old` to `new`, as Firebase sends it: one position that changed is a
+    /// `put` at `/<index>` of its id (`null` when it is gone), several a `patch` at `/` naming each
+    /// one; `nil` when nothing changed.
+    static func listChange(from old: [Int], to new: [Int]) -> (type: String, path: String, data: String)? {
         var fields: [(String, JSON)] = []
         for index in 0..<max(old.count, new.count) {
             let before = index < old.count ? old[index] : nil
             let after = index < new.count ? new[index] : nil
             if before != after { fields.append((String(index), after.map(JSON.int) ?? .null)) }
         }
-        return fields.isEmpty ? nil : JSON.object(fields).rendered
+        if fields.count == 1, let (index, value) = fields.first { return ("put", "/\(index)", value.rendered) }
+        return fields.isEmpty ? nil : ("patch", "/", JSON.object(fields).rendered)
     }
 }
