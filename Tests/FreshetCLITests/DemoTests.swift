@@ -47,6 +47,22 @@ struct DemoTests {
         }
     }
 
+    @Test("hn --live --demo streams from the demo's simulator: the list as a JSON line, SIGTERM exits 0")
+    func liveFromTheDemo() async throws {
+        try await withHome { home in
+            let freshet = try #require(builtProduct("freshet"))
+            let environment = ["FRESHET_HOME": home.path, "FRESHET_DEMO_PORT": "0"]
+            try await withRunningProcess(freshet, ["hn", "--live", "--demo", "--json", "--limit", "3"], environment: environment) { child in
+                let stories = try JSONSerialization.jsonObject(with: Data(child.firstLine.utf8)) as? [[String: Any]]
+                #expect(stories?.count == 3, "\(child.firstLine)")
+                let live = await eventually { child.stderr.contains("● live · top stories") }
+                #expect(live, "the demo answered with a stream, not plain JSON: \(child.stderr)")
+                child.signal(SIGTERM)
+                #expect(await child.waitForExit() == 0)
+            }
+        }
+    }
+
     @Test("--demo: a second run finds the first one's responses in the cache, like the real APIs")
     func secondRunIsCached() async throws {
         try await withHome { home in

@@ -68,6 +68,20 @@ struct EventStreamTests {
         }
     }
 
+    @Test("Neither the client's body limit nor the transport's deadline for a whole exchange ends a stream")
+    func noBodyLimitNoDeadline() async throws {
+        try await withSimulator { sim in
+            // 1 KiB of body at most and 300 ms for a whole exchange: the ten events, 100 ms
+            // apart, come to about 800 bytes of body and a second.
+            let client = APIClient(baseURL: sim.baseURL, transport: Transports.asyncHTTPClient(timeout: .milliseconds(300)),
+                                   maxResponseBytes: 512)
+            let stream = client.events(Self.ticks([.init("count", "10"), .init("intervalMs", "100"), .init("end", "keepalive")]))
+            let events = try await Self.first(10, of: stream)
+            #expect(try events.map { try $0.value().n } == Array(1...10))
+            #expect(events.allSatisfy { $0.connection == 1 }, "one connection carried them all")
+        }
+    }
+
     @Test("After the server ends the stream, the next connection comes after its retry: and sends Last-Event-ID")
     func reconnectsWithLastEventIDAfterRetry() async throws {
         try await withSimClient { sim, client in

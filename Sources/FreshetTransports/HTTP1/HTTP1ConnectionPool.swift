@@ -165,6 +165,11 @@ public final class HTTP1ConnectionPool: Sendable {
     /// as the host has a free slot.
     func acquire(_ key: Key, deadline: NIODeadline, fresh: Bool) async throws -> (HTTP1Connection, reused: Bool) {
         var expired: [Scheduled<Void>] = []
+        // Closed connections taken off the idle list stay referenced until their timers are
+        // cancelled: a cancelled timer's closure is released under its event loop's lock, and
+        // were it the connection's last reference, the connection's teardown would ask that
+        // loop for work under the same lock (a crash seen in the full test run).
+        var retired: [HTTP1Connection] = []
         let decision = state.withLock { state -> Decision in
             var host = state.hosts[key, default: Host()]
             defer { state.hosts[key] = host }
@@ -173,6 +178,7 @@ public final class HTTP1ConnectionPool: Sendable {
                     if let timer = entry.timer { expired.append(timer) }
                     if entry.connection.isReusable { return .reuse(entry.connection) }
                     // A closed (or closing) one: its close callback frees its slot.
+                    retired.append(entry.connection)
                 }
             }
             if host.open < configuration.maxConnectionsPerHost {
@@ -182,6 +188,7 @@ public final class HTTP1ConnectionPool: Sendable {
             return .wait
         }
         for timer in expired { timer.cancel() }
+        withExtendedLifetime(retired) {}
         switch decision {
         case .reuse(let connection):
             return (connection, true)
