@@ -58,11 +58,13 @@ public struct EventStreamOptions: Sendable {
     public var idleTimeout: Duration
     /// The wait before reconnecting until the server says otherwise with `retry:` (default 1 s).
     public var reconnectDelay: Duration
-    /// The longest wait between two connections, however often they failed (default 30 s).
+    /// The longest wait that failed connections in a row add up to (default 30 s). A server's
+    /// own `retry:` or `Retry-After` may ask for longer, and is honoured up to an hour.
     public var maxReconnectDelay: Duration
     /// Connections in a row that may fail before the stream gives up and throws the last
     /// failure (`nil`, the default: it never gives up, as a browser's `EventSource` does not).
-    /// A connection that opened and brought events resets the count.
+    /// A connection that brought at least one event (a comment or a keep-alive counts) resets
+    /// the count.
     public var maxConsecutiveFailures: Int?
     /// The `Last-Event-ID` of the first connection: to resume a stream read before.
     public var lastEventID: String?
@@ -151,7 +153,9 @@ extension APIClient {
     /// request is sent again), redirects (a `307` or `308` stays a `GET` with its headers),
     /// logging and tracing (one span per connection). Neither the body limit nor the transport's
     /// deadline for a whole exchange applies: ``EventStreamOptions/idleTimeout`` ends a connection
-    /// that has gone silent instead.
+    /// that has gone silent instead. ``APIClient/maxResponseBytes`` bounds each event instead: one
+    /// larger (a server that never ends its event) ends the stream with
+    /// ``APIError/bodyTooLarge(limit:url:)``.
     ///
     /// When a connection ends or fails for a reason the server may get over (the stream ended, the
     /// network failed, no byte for the idle timeout, `5xx`, `408`, `429`), the next is made after
@@ -184,7 +188,8 @@ struct EventStreamConnection<Value: Sendable>: Sendable {
     /// How one connection ended.
     enum Ending: Sendable {
         /// The server ended the stream (or the connection broke, or went silent): reconnect.
-        case reconnect(APIError, opened: Bool, wait: Duration?)
+        /// `broughtEvent`: the connection brought at least one event (it resets the failure count).
+        case reconnect(APIError, broughtEvent: Bool, wait: Duration?)
         /// `204 No Content`: stop.
         case stop
     }
@@ -209,15 +214,19 @@ struct EventStreamConnection<Value: Sendable>: Sendable {
                 if !Task.isCancelled { channel.fail(error) }
                 return
             }
-            guard case .reconnect(let cause, let opened, let wait) = ending else { break }
+            guard case .reconnect(let cause, let broughtEvent, let wait) = ending else { break }
             if Task.isCancelled { break }
-            failures = opened ? 0 : failures + 1
+            failures = broughtEvent ? 0 : failures + 1
             if let limit = options.maxConsecutiveFailures, failures >= limit {
                 channel.fail(cause)
                 return
             }
-            let delay = max(wait ?? .zero, ReconnectBackoff.delay(base: progress.retry ?? options.reconnectDelay, failures: failures,
-                                                       cap: options.maxReconnectDelay, random: Double.random(in: 0...1)))
+            // Failing connections back off from at least the configured delay: a server's
+            // `retry: 0` is for reconnecting after a healthy stream, not for hammering it.
+            let base = failures > 0 ? max(progress.retry ?? .zero, options.reconnectDelay) : progress.retry ?? options.reconnectDelay
+            let backoff = ReconnectBackoff.delay(base: base, failures: failures, cap: options.maxReconnectDelay,
+                                                 random: Double.random(in: 0...1))
+            let delay = min(max(wait ?? .zero, backoff), ReconnectBackoff.longestServerWait)
             options.onState?(.reconnecting(after: delay, cause: cause))
             do { try await Task.sleep(for: delay) } catch { break }
         }
@@ -238,7 +247,8 @@ struct EventStreamConnection<Value: Sendable>: Sendable {
         let shown = Redaction.redact(url)
         let idle = IdleClock(timeout: options.idleTimeout)
         let reader = Reader(endpoint: endpoint, decoder: client.decoder, channel: channel, connection: number,
-                            onState: options.onState, idle: idle, url: url, errorBody: client.errorBody)
+                            onState: options.onState, idle: idle, url: url, errorBody: client.errorBody,
+                            maxEventBytes: client.maxResponseBytes)
         reader.reached.value = progress
         let (outbound, origin) = (request, base)
         defer { progress = reader.reached.value }
@@ -254,7 +264,7 @@ struct EventStreamConnection<Value: Sendable>: Sendable {
                 group.addTask {
                     try await idle.watch()
                     let silent = TransportFailure(.timedOut, reason: "the event stream sent nothing for \(options.idleTimeout)")
-                    return .reconnect(.timedOut(url: shown, cause: silent), opened: reader.reached.opened, wait: nil)
+                    return .reconnect(.timedOut(url: shown, cause: silent), broughtEvent: reader.reached.broughtEvent, wait: nil)
                 }
                 defer { group.cancelAll() }
                 return try await group.next() ?? .stop
@@ -263,7 +273,7 @@ struct EventStreamConnection<Value: Sendable>: Sendable {
             if Task.isCancelled { throw CancellationError() }
             let failure = APIError.wrapping(error, url: url).withMessage(from: client.errorBody)
             guard Self.reconnects(after: error) else { throw failure }
-            return .reconnect(failure, opened: reader.reached.opened, wait: nil)
+            return .reconnect(failure, broughtEvent: reader.reached.broughtEvent, wait: nil)
         }
     }
 
@@ -289,6 +299,8 @@ struct EventStreamConnection<Value: Sendable>: Sendable {
         let idle: IdleClock
         let url: URL
         let errorBody: any ErrorBodyReader
+        /// The most bytes one event may take (the client's ``APIClient/maxResponseBytes``).
+        let maxEventBytes: Int
         let reached = Reached()
 
         func read(request: HTTPRequest, base: URL,
@@ -307,7 +319,7 @@ struct EventStreamConnection<Value: Sendable>: Sendable {
                 } catch {
                     let wait = RetryAfter.delay(response.headerFields[.retryAfter], now: Date())
                     guard EventStreamConnection.reconnects(after: error) else { throw error }
-                    return .reconnect(error, opened: false, wait: wait)
+                    return .reconnect(error, broughtEvent: false, wait: wait)
                 }
                 return .stop
             }
@@ -316,13 +328,25 @@ struct EventStreamConnection<Value: Sendable>: Sendable {
                 await HTTPBody.discard(body, limit: 64 * 1024)
                 throw APIError.notAnEventStream(contentType: type, url: Redaction.redact(url))
             }
-            reached.opened = true
             onState?(.open(connection: connection))
-            let bytes = (body ?? HTTPBody()).observed(onChunk: { [idle] _ in idle.touch() })
+            // The decoder holds an event's bytes until its blank line: a server that never sends
+            // one is cut off at the limit instead of filling memory.
+            let pending = Mutex(0)
+            let (limit, shown) = (maxEventBytes, Redaction.redact(url))
+            let bytes = (body ?? HTTPBody()).observed(
+                check: {
+                    if pending.withLock({ $0 }) > limit { throw APIError.bodyTooLarge(limit: limit, url: shown) }
+                },
+                onChunk: { [idle] count in
+                    idle.touch()
+                    pending.withLock { $0 += count }
+                })
             let decode = endpoint.decode
             let decoder = self.decoder
             do {
                 for try await event in bytes.asDecodedServerSentEvents() {
+                    pending.withLock { $0 = 0 }
+                    reached.broughtEvent = true
                     if let id = event.id, !id.contains("\0") { progress.lastEventID = id }
                     if let retry = event.retry, retry >= 0 { progress.retry = .milliseconds(retry) }
                     reached.value = progress
@@ -336,32 +360,37 @@ struct EventStreamConnection<Value: Sendable>: Sendable {
                 }
             } catch {
                 if Task.isCancelled { throw CancellationError() }
-                // Whatever broke an open stream (the network, a middleware's decoding), a new
+                // An event past the limit would come again on the next connection.
+                if case .bodyTooLarge? = error as? APIError { throw error }
+                // Whatever else broke an open stream (the network, a middleware's decoding), a new
                 // connection may get over it, as a browser's EventSource assumes.
-                return .reconnect(APIError.wrapping(error, url: url), opened: true, wait: nil)
+                return .reconnect(APIError.wrapping(error, url: url), broughtEvent: reached.broughtEvent, wait: nil)
             }
             let cause = APIError.transport(url: Redaction.redact(url), cause: TransportFailure(
                 .connectionLost, reason: "the server ended the event stream"))
-            return .reconnect(cause, opened: true, wait: nil)
+            return .reconnect(cause, broughtEvent: reached.broughtEvent, wait: nil)
         }
     }
 
     /// What a connection reached, readable after its task was cancelled.
     final class Reached: Sendable {
-        private let state = Mutex<(progress: Progress, opened: Bool)>((Progress(), false))
+        private let state = Mutex<(progress: Progress, broughtEvent: Bool)>((Progress(), false))
         var value: Progress {
             get { state.withLock { $0.progress } }
             set { state.withLock { $0.progress = newValue } }
         }
-        var opened: Bool {
-            get { state.withLock { $0.opened } }
-            set { state.withLock { $0.opened = newValue } }
+        var broughtEvent: Bool {
+            get { state.withLock { $0.broughtEvent } }
+            set { state.withLock { $0.broughtEvent = newValue } }
         }
     }
 }
 
 /// The wait before an event stream's next connection.
 package enum ReconnectBackoff {
+    /// The longest wait a server's `retry:` or `Retry-After` is honoured for: an hour.
+    package static let longestServerWait: Duration = .seconds(3600)
+
     /// `base` (the server's `retry:`, or the configured delay) doubled for each failure in a row
     /// (at most `cap`, but never less than `base`), and up to half again for jitter (`random` in
     /// 0...1): never sooner than the server asked.

@@ -10,9 +10,10 @@ extension APIClient {
     /// A publisher of the Server-Sent Events `endpoint` streams: the Combine face of
     /// `APIClient/events(_:options:)`, reconnecting as it does.
     ///
-    /// Each subscription opens its own connection when it first receives demand, and reads the
-    /// next event only while the subscriber wants more (a subscriber that stops asking holds the
-    /// connection still, as a slow reader of the sequence does). It finishes when the stream ends
+    /// Each subscription opens its own connection when it first receives demand, and hands on an
+    /// event only when the subscriber wants one: it holds at most one event ahead, and a
+    /// subscriber that stops asking holds the connection still, as a slow reader of the sequence
+    /// does. It finishes when the stream ends
     /// (a `204`) and fails with the stream's `APIError`; cancelling the subscription closes the
     /// connection.
     ///

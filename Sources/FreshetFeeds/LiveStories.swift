@@ -6,9 +6,10 @@ import HackerNewsAPI
 /// (`HackerNews/listChanges(_:)` through `APIClient/events(_:options:)`), or polled when the
 /// server answers plain JSON instead of a stream.
 ///
-/// Each time the list changes, the shown stories are loaded by ``StoryLoader`` — a story already
-/// loaded is fresh in the cache and costs no request, so each new story is fetched once — and
-/// handed on when they differ from the last ones handed on. A reconnecting stream keeps the last
+/// Each time the list changes, the shown stories are loaded by ``StoryLoader`` — a story loaded
+/// in the last 5 minutes is fresh in the cache and costs no request, so a new story is fetched
+/// once, and a shown one again only once its copy has gone stale — and handed on when they
+/// differ from the last ones handed on. A reconnecting stream keeps the last
 /// stories; its first `put` on the new connection brings the whole list again.
 public struct LiveStories: Sendable {
     /// What the list is doing, for a status line.
@@ -70,7 +71,9 @@ public struct LiveStories: Sendable {
                 switch event.type {
                 case "put", "patch":
                     // A change that does not decode is left out; the next `put` brings the whole list again.
-                    guard let change = try? event.value(), live.apply(event.type, change) else { continue }
+                    guard let change = try? event.value() else { continue }
+                    // The first list counts even when it is empty: it is what there is to show.
+                    guard live.apply(event.type, change) || shown == nil else { continue }
                     let page = await loader.stories(live.ids, of: list, limit: limit, sort: sort)
                     if Task.isCancelled { return }
                     if page.stories != shown {

@@ -66,6 +66,11 @@ struct HNCommand: AsyncParsableCommand {
         guard (1...3600).contains(interval) else {
             throw ValidationError("--interval must be between 1 and 3600 seconds, got \(interval).")
         }
+        #if !canImport(Darwin)
+        if live && common.transport == .urlsession {
+            throw ValidationError("--live needs --transport ahc: URLSession on Linux hands a response over only once it has ended, and a stream does not end.")
+        }
+        #endif
         if list.lowercased() == "item" {
             if live { throw ValidationError("--live follows a story list, not an item: `freshet hn --live top`.") }
             guard let id else {

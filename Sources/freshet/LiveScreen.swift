@@ -43,10 +43,12 @@ final class LiveScreen: Sendable {
         region.finish(with: HNFormat.storyLines(stories, width: Terminal.width, header: false, color: Terminal.colorEnabled))
     }
 
+    /// Asks for a frame of the state as it is when the frame is drawn (two callers racing cannot
+    /// leave the older state on screen).
     private func redraw() {
-        let current = state.withLock { $0 }
         let list = self.list
-        region.update {
+        region.update { [self] in
+            let current = state.withLock { $0 }
             let (width, color) = (Terminal.width, Terminal.colorEnabled)
             let line = TextLayout.truncate(Self.text(current.status, list: list, updated: current.updated), to: width)
             return [color ? line.dim : line] + HNFormat.storyLines(current.stories, width: width, header: false, color: color)

@@ -71,14 +71,38 @@ struct EventStreamTests {
     @Test("Neither the client's body limit nor the transport's deadline for a whole exchange ends a stream")
     func noBodyLimitNoDeadline() async throws {
         try await withSimulator { sim in
-            // 1 KiB of body at most and 300 ms for a whole exchange: the ten events, 100 ms
-            // apart, come to about 800 bytes of body and a second.
-            let client = APIClient(baseURL: sim.baseURL, transport: Transports.asyncHTTPClient(timeout: .milliseconds(300)),
+            // 512 bytes of body at most and 2 s for a whole exchange: the ten events, 400 ms
+            // apart, come to about 800 bytes of body and 3.6 s.
+            let client = APIClient(baseURL: sim.baseURL, transport: Transports.asyncHTTPClient(timeout: .seconds(2)),
                                    maxResponseBytes: 512)
-            let stream = client.events(Self.ticks([.init("count", "10"), .init("intervalMs", "100"), .init("end", "keepalive")]))
+            let stream = client.events(Self.ticks([.init("count", "10"), .init("intervalMs", "400"), .init("end", "keepalive")]))
             let events = try await Self.first(10, of: stream)
             #expect(try events.map { try $0.value().n } == Array(1...10))
             #expect(events.allSatisfy { $0.connection == 1 }, "one connection carried them all")
+        }
+    }
+
+    @Test("An event that never ends is cut off at the client's body limit: the stream ends, memory stays bounded")
+    func endlessEventIsRefused() async throws {
+        try await withSimClient(maxResponseBytes: 64 * 1024) { sim, client in
+            var received: [Int] = []
+            do {
+                let options = EventStreamOptions(reconnectDelay: .milliseconds(1))
+                for try await event in client.events(Self.ticks([.init("count", "1"), .init("end", "endless")]), options: options) {
+                    received.append(try event.value().n)
+                }
+                Issue.record("the endless event should end the stream")
+            } catch let error as APIError {
+                guard case .bodyTooLarge(let limit, _) = error else {
+                    Issue.record("expected bodyTooLarge, got \(error)")
+                    return
+                }
+                #expect(limit == 64 * 1024)
+            }
+            #expect(received == [1], "the events before it were delivered")
+            let closed = await eventually { await Self.requests(sim).first?.aborted == true }
+            #expect(closed)
+            #expect(await Self.requests(sim).count == 1, "no reconnection: the same event would come again")
         }
     }
 
@@ -183,8 +207,10 @@ struct EventStreamTests {
     func cancelClosesTheConnection() async throws {
         try await withSimClient { sim, client in
             let received = Mutex(0)
+            // A reconnection, were there one, would follow at once.
+            let options = EventStreamOptions(reconnectDelay: .milliseconds(1))
             let reader = Task {
-                for try await _ in client.events(Self.ticks([.init("count", "1"), .init("end", "keepalive")])) {
+                for try await _ in client.events(Self.ticks([.init("count", "1"), .init("end", "keepalive")]), options: options) {
                     received.withLock { $0 += 1 }
                 }
             }
@@ -238,7 +264,7 @@ struct EventStreamTests {
             #expect(try events.map { try $0.value().n } == [1])
             let waits = states.reconnections.map(\.after)
             #expect(waits.count == 2)
-            #expect(waits[1] >= .milliseconds(20), "the second failure in a row waits twice as long: \(waits)")
+            #expect(waits[1] >= .milliseconds(40), "the second failure in a row waits twice as long: \(waits)")
 
             await sim.simulator.injectFaults(.init(route: "/_sim/sse", status: 503, times: 5))
             let limited = EventStreamOptions(reconnectDelay: .milliseconds(1), maxConsecutiveFailures: 3)
@@ -258,7 +284,8 @@ struct EventStreamTests {
             let cache = CacheMiddleware(store: store, options: .init(mode: .private))
             let client = APIClient(baseURL: sim.baseURL, transport: liveTransport,
                                    middlewares: Middlewares.standard(decompression: DecompressionMiddleware(), innermost: [cache]))
-            let endpoint = Self.ticks([.init("count", "1"), .init("end", "keepalive")])
+            // Answers a cache would store: the client's must not.
+            let endpoint = Self.ticks([.init("count", "1"), .init("end", "keepalive"), .init("cache", "1")])
             async let one = Self.first(1, of: client.events(endpoint))
             async let two = Self.first(1, of: client.events(endpoint))
             let (a, b) = try await (one, two)

@@ -13,7 +13,8 @@ public enum TransferContext {
     /// `true` while an event stream's connection is open (``APIClient/events(_:options:)``): the
     /// response head is awaited as for any request, but the body is bounded neither by the
     /// exchange's deadline nor by the transport's read timeout — the stream's own idle timeout
-    /// ends a connection that has gone silent.
+    /// ends a connection that has gone silent. (A transport given an AsyncHTTPClient of the
+    /// caller's keeps that client's read timeout.)
     @TaskLocal public static var isStream = false
 }
 

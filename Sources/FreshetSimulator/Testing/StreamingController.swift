@@ -14,7 +14,7 @@ struct StreamingController {
     func addRoutes(to routes: SimRoutes) {
         routes.get("/_sim/drip", "?bytes=N&chunk=K&intervalMs=M", use: drip)
         routes.get("/_sim/bytes", "?size=N[&chunked=1]", use: bytes)
-        routes.get("/_sim/sse", "?count=N&retryMs=R&chunk=K&intervalMs=M&end=close|abort|stall|keepalive&stopAt=N&auth=1&expire=1", use: sse)
+        routes.get("/_sim/sse", "?count=N&retryMs=R&chunk=K&intervalMs=M&end=close|abort|stall|keepalive|endless&stopAt=N&auth=1&expire=1&cache=1", use: sse)
     }
 
     /// `GET /_sim/sse`: a Server-Sent Events stream for client tests. Each connection sends a
@@ -23,9 +23,11 @@ struct StreamingController {
     /// `{"n":n,"text":"…"}`), written `chunk` bytes at a time (default: an event per write),
     /// `intervalMs` apart. Then, by `end`: `close` ends the body (default), `abort` breaks the
     /// connection, `stall` goes silent, `keepalive` sends a comment every 50 ms until the client
-    /// leaves. `stopAt=N`: a `Last-Event-ID` of N or more is answered `204 No Content`.
+    /// leaves, `endless` sends one event that never ends (`data:` lines, 16 KiB a write, no blank
+    /// line) until the client leaves. `stopAt=N`: a `Last-Event-ID` of N or more is answered `204 No Content`.
     /// `auth=1`: only the current access token of `/auth/me` is let in (else `401`);
-    /// `expire=1`: that token stops working once the connection's events are sent.
+    /// `expire=1`: that token stops working once the connection's events are sent. `cache=1`:
+    /// `Cache-Control: public, max-age=60` instead of `no-store`.
     @Sendable func sse(_ request: Request, context: SimRequestContext) -> Response {
         let query = QueryItems(request.uri.query)
         if query["auth"] == "1" {
@@ -51,7 +53,8 @@ struct StreamingController {
         let expire = query["expire"] == "1"
         var headers = HTTPFields()
         headers[.contentType] = "text/event-stream"
-        headers[.cacheControl] = "no-store"
+        // `cache=1`: headers a cache would store the answer by (a client must not).
+        headers[.cacheControl] = query["cache"] == "1" ? "public, max-age=60" : "no-store"
         let body = ResponseBody { [simulator, events] writer in
             defer { if expire { simulator.state.withLock { $0.authGeneration += 1 } } }
             let deadline = ContinuousClock.now + .seconds(120)
@@ -70,6 +73,12 @@ struct StreamingController {
                 throw StreamAborted()
             case "stall":
                 while true { try await simulator.pause(milliseconds: 1000, deadline: deadline) }
+            case "endless":
+                let line = ByteBuffer(string: "data: " + String(repeating: "x", count: 16 * 1024 - 7) + "\n")
+                while true {
+                    try await writer.write(line)
+                    if simulator.isShuttingDown || ContinuousClock.now > deadline { throw StreamAborted() }
+                }
             case "keepalive":
                 while true {
                     try await simulator.pause(milliseconds: 50, deadline: deadline)
