@@ -401,12 +401,10 @@ package enum ReconnectBackoff {
     }
 }
 
-/// When a connection last brought a byte; ``watch()`` throws once it has been silent for the
+/// When a connection last brought a byte; ``watch()`` returns once it has been silent for the
 /// timeout. While an event waits for the reader, the clock stands still: a slow reader is not a
 /// silent server.
 final class IdleClock: Sendable {
-    struct IdleTimeout: Error {}
-
     private let timeout: Duration
     private let state: Mutex<(last: ContinuousClock.Instant, paused: Bool)>
 
@@ -427,17 +425,14 @@ final class IdleClock: Sendable {
         state.withLock { $0 = (.now, false) }
     }
 
-    /// Sleeps until the timeout has passed with no byte, then throws; cancelled, it returns.
+    /// Sleeps until the timeout has passed with no byte, then returns; cancelled, it throws
+    /// `CancellationError`.
     func watch() async throws {
         while true {
             let (last, paused) = state.withLock { ($0.last, $0.paused) }
             let due = last + timeout
             if !paused && ContinuousClock.now >= due { return }
-            do {
-                try await Task.sleep(until: paused ? .now + timeout : due)
-            } catch {
-                throw CancellationError()
-            }
+            try await Task.sleep(until: paused ? .now + timeout : due)
         }
     }
 }
