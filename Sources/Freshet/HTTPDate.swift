@@ -7,11 +7,12 @@ import Foundation
 /// IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`), RFC 850 (`Sunday, 06-Nov-94 08:49:37 GMT`)
 /// and asctime (`Sun Nov  6 08:49:37 1994`). Names are matched case-insensitively. Anything
 /// else (`Thu 18 Aug 2050 …`, `18  Aug`, `2:01:18`, `UTC`) is not a date, which for `Expires`
-/// means already expired (RFC 9111 §5.3). Years 1583 through 9999 are accepted (before 1583
-/// Foundation's calendar is Julian, not Gregorian).
+/// means already expired (RFC 9111 §5.3). Years 1583 through 9999 are accepted (the Gregorian
+/// calendar began in 1582).
 public enum HTTPDate {
     private static let months = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
     private static let dayNames = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
+    private static let lowerDayNames = dayNames.map { $0.lowercased() }
     private static let longDayNames = ["sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday"]
 
     /// Parses an HTTP-date; `nil` when the text is not one.
@@ -55,15 +56,13 @@ public enum HTTPDate {
 
     /// Formats `date` as an IMF-fixdate, the form to send.
     public static func format(_ date: Date) -> String {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "GMT")!
-        let c = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second, .weekday], from: date)
-        func two(_ value: Int?) -> String {
-            let v = value ?? 0
-            return v < 10 ? "0\(v)" : "\(v)"
-        }
-        let monthName = months[(c.month ?? 1) - 1].capitalized
-        return "\(dayNames[(c.weekday ?? 1) - 1]), \(two(c.day)) \(monthName) \(c.year ?? 1970) \(two(c.hour)):\(two(c.minute)):\(two(c.second)) GMT"
+        let seconds = Int(date.timeIntervalSince1970.rounded(.down))
+        let (days, time) = (seconds.floorDivided(by: 86_400), seconds.floorModulo(86_400))
+        let (year, month, day) = CivilDate.date(fromDays: days)
+        let weekday = (days + 4).floorModulo(7)  // 1970-01-01 was a Thursday
+        func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        let monthName = months[month - 1].capitalized
+        return "\(dayNames[weekday]), \(two(day)) \(monthName) \(year) \(two(time / 3600)):\(two(time / 60 % 60)):\(two(time % 60)) GMT"
     }
 
     private static let space = UInt8(ascii: " "), comma = UInt8(ascii: ","), dash = UInt8(ascii: "-")
@@ -73,8 +72,7 @@ public enum HTTPDate {
     }
 
     private static func isDayName(_ bytes: ArraySlice<UInt8>) -> Bool {
-        let name = lowercased(bytes)
-        return dayNames.contains { $0.lowercased() == name }
+        lowerDayNames.contains(lowercased(bytes))
     }
 
     private static func isGMT(_ bytes: ArraySlice<UInt8>) -> Bool { lowercased(bytes) == "gmt" }
@@ -99,15 +97,12 @@ public enum HTTPDate {
         guard t.count == 8, t[2] == UInt8(ascii: ":"), t[5] == UInt8(ascii: ":"),
               let hour = number(t[0..<2]), let minute = number(t[3..<5]), let second = number(t[6..<8]),
               (1...31).contains(day), (0...23).contains(hour), (0...59).contains(minute), (0...60).contains(second),
-              // Foundation's Gregorian calendar is Julian before 1582, so earlier years would not
-              // name the proleptic Gregorian day the text means (and would not format back to it).
+              // Before 1583 a date's calendar (Julian or Gregorian) is a guess: not a date here.
               (1583...9999).contains(year) else { return nil }
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "GMT")!
-        let components = DateComponents(year: year, month: month, day: day, hour: hour, minute: minute, second: second)
-        guard let date = calendar.date(from: components),
-              calendar.component(.day, from: date) == day else { return nil }
-        return date
+        guard day <= CivilDate.daysIn(month: month, year: year) else { return nil }
+        // Arithmetic, not `Calendar`: a cache parses `Date` and `Expires` on every stored response.
+        let seconds = CivilDate.days(year: year, month: month, day: day) * 86_400 + hour * 3600 + minute * 60 + second
+        return Date(timeIntervalSince1970: TimeInterval(seconds))
     }
 }
 
@@ -130,6 +125,20 @@ public enum RetryAfter {
 extension Character {
     /// `0`…`9` only (not other Unicode digits).
     var isASCIIDigit: Bool { ("0"..."9").contains(self) }
+}
+
+extension Int {
+    /// `self / divisor` rounded toward minus infinity.
+    fileprivate func floorDivided(by divisor: Int) -> Int {
+        let quotient = self / divisor
+        return (self % divisor != 0 && (self < 0) != (divisor < 0)) ? quotient - 1 : quotient
+    }
+
+    /// `self` modulo `divisor`, in `0..<divisor` for a positive divisor.
+    fileprivate func floorModulo(_ divisor: Int) -> Int {
+        let remainder = self % divisor
+        return remainder < 0 ? remainder + divisor : remainder
+    }
 }
 
 /// Proleptic Gregorian calendar arithmetic on day counts (Howard Hinnant's algorithms), for the

@@ -73,6 +73,34 @@ struct ParserTests {
         #expect(HTTPDate.parse(HTTPDate.format(date)) == date)
     }
 
+    @Test("HTTP-dates agree with Foundation's Gregorian calendar: leap days, centuries, month ends")
+    func httpDatesMatchCalendar() throws {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = try #require(TimeZone(identifier: "GMT"))
+        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+        for year in [1600, 1700, 1899, 1900, 1969, 1970, 1999, 2000, 2024, 2100, 2400, 9999] {
+            for month in 1...12 {
+                for day in [1, 28, 29, 30, 31] {
+                    let text = String(format: "Mon, %02d %@ %04d 23:59:58 GMT", day, months[month - 1], year)
+                    let components = DateComponents(year: year, month: month, day: day, hour: 23, minute: 59, second: 58)
+                    let expected = calendar.date(from: components).flatMap {
+                        calendar.component(.day, from: $0) == day ? $0 : nil
+                    }
+                    // The day name is not checked against the date (RFC 9110 does not ask it).
+                    #expect(HTTPDate.parse(text) == expected, "\(text)")
+                    if let expected {
+                        let formatted = HTTPDate.format(expected)
+                        #expect(formatted.dropFirst(5) == text.dropFirst(5), "\(text)")
+                        let weekday = calendar.component(.weekday, from: expected)
+                        #expect(formatted.hasPrefix(["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"][weekday - 1]))
+                    }
+                }
+            }
+        }
+        #expect(HTTPDate.format(Date(timeIntervalSince1970: -0.5)) == "Wed, 31 Dec 1969 23:59:59 GMT")
+        #expect(HTTPDate.parse("Sun, 06 Nov 1994 08:49:60 GMT") == Date(timeIntervalSince1970: 784_111_800))
+    }
+
     @Test func retryAfterForms() {
         let now = Date(timeIntervalSince1970: 784_111_700)
         #expect(RetryAfter.delay("120", now: now) == .seconds(120))
