@@ -43,7 +43,7 @@ struct FeedWatcher {
         // On a terminal the list and the status line are redrawn in place, only as much as fits
         // on the screen (a list longer than the screen used to be drawn over the wrong rows).
         let screen = Terminal.stdoutIsTTY ? LiveRegion() : nil
-        if let screen {
+        if screen != nil {
             FileHandle.standardOutput.write(Data(ANSI.clearScreen.utf8))
         } else {
             warnings.forEach(printError)
