@@ -134,6 +134,33 @@ public struct APIClient: Sendable {
         }
     }
 
+    /// Reads what the chain's HTTP cache (its first ``StoredResponseSource``) holds for
+    /// `endpoints` in one go — one database read for a whole page of them with
+    /// `SQLiteCacheStore` — before they are sent, so that their cache lookups answer from memory
+    /// instead of each reading storage. A hint that changes no answer: call it before a
+    /// ``fanOut(_:maxConcurrent:)`` over endpoints that are likely stored.
+    ///
+    /// Requests are shaped as ``sendOrStored(_:)`` shapes them for a stored lookup (the
+    /// ``StoredResponseAdapter``s above the cache); a middleware above the cache that adds
+    /// credentials to the request (``AuthenticationMiddleware``) changes a private cache's key,
+    /// so for such a client the read ahead finds nothing.
+    public func preload<Value>(_ endpoints: [Endpoint<Value>]) async {
+        guard let index = middlewares.firstIndex(where: { $0 is any StoredResponseSource }),
+              let source = middlewares[index] as? any StoredResponseSource
+        else { return }
+        let adapters = middlewares[..<index].compactMap { $0 as? any StoredResponseAdapter }
+        var requests: [HTTPRequest] = []
+        var base = baseURL
+        for endpoint in endpoints where endpoint.method == .get {
+            guard let (request, requestBase, _) = try? makeRequest(endpoint, body: nil), requestBase == base || requests.isEmpty
+            else { continue }
+            base = requestBase
+            requests.append(adapters.reduce(request) { $1.storedRequest($0) })
+        }
+        guard !requests.isEmpty else { return }
+        await source.preload(requests, baseURL: base)
+    }
+
     /// What the chain's first ``StoredResponseSource`` has stored for `request`, shaped by the
     /// ``StoredResponseAdapter``s above it as an answer through the chain would be (the request's
     /// `Accept-Encoding` added, the stored body decoded); `nil` when nothing usable is stored.

@@ -128,4 +128,14 @@ public protocol StoredResponseSource: Sendable {
     /// response forbids serving it stale (`must-revalidate`, `no-cache`, …); `nil` otherwise.
     /// Never contacts the server.
     func storedResponse(for request: HTTPRequest, baseURL: URL) async -> (HTTPResponse, Data)?
+
+    /// Reads what is stored for `requests` ahead of sending them, in one go where the store can,
+    /// so that their lookups do not each wait for storage (``APIClient/preload(_:)``). Never
+    /// contacts the server, changes no answer and counts no outcome.
+    func preload(_ requests: [HTTPRequest], baseURL: URL) async
+}
+
+extension StoredResponseSource {
+    /// Nothing to read ahead.
+    public func preload(_ requests: [HTTPRequest], baseURL: URL) async {}
 }

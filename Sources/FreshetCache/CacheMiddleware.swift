@@ -401,6 +401,17 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource, WholeResp
     }
 
 
+    /// Reads what the store holds for `requests` in one go (``CacheStore/preload(keys:)``):
+    /// every key their lookups will ask for, credential partitions included.
+    public func preload(_ requests: [HTTPRequest], baseURL: URL) async {
+        let keys = requests.flatMap { request -> [String] in
+            guard request.method == .get || request.method == .head, let url = request.url(relativeTo: baseURL)
+            else { return [] }
+            return partitions(url: url, request: request).map(\.key)
+        }
+        try? await store.preload(keys: keys)
+    }
+
     // MARK: - Reuse (RFC 9111 §4)
 
 

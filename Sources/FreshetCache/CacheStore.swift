@@ -97,6 +97,11 @@ public protocol CacheStore: Sendable {
     func record(_ outcome: CacheOutcome) async throws
     /// What the store holds and the outcome counters.
     func stats() async throws -> CacheStats
+    /// Reads what is stored for `keys` ahead of their lookups, in one go where the store can (a
+    /// batch of keys in one database read), so that the ``variants(forKey:)`` calls that follow
+    /// are answered from memory. Does not mark anything as used. A hint: a store without a
+    /// memory does nothing.
+    func preload(keys: [String]) async throws
     /// Writes whatever the store keeps only in memory (queued responses, LRU stamps, counters) to
     /// where it lasts, and returns once it is there. Call it before the process exits.
     func flush() async throws
@@ -105,6 +110,9 @@ public protocol CacheStore: Sendable {
 extension CacheStore {
     /// Nothing to write: the store keeps nothing only in memory.
     public func flush() async throws {}
+
+    /// Nothing to read ahead: every lookup is as quick as a batch would be.
+    public func preload(keys: [String]) async throws {}
 }
 
 /// A store with a memory that answers without suspending: a server may then answer cache hits

@@ -41,6 +41,11 @@ package struct MemoryTier {
         return slots[key]?.variants
     }
 
+    /// Whether the tier knows `key` (holds its list, or knows nothing is stored), without marking it used.
+    package func knows(_ key: String) -> Bool {
+        slots[key] != nil
+    }
+
     /// Holds `variants` as everything stored for `key`.
     package mutating func put(_ variants: [CachedResponse], forKey key: String) {
         remove(key: key)

@@ -85,27 +85,54 @@ public final class SQLiteCacheStore: CacheStore, MemoryLookup, WriteBehindStore 
     /// Every stored variant for `key`, most recently stored first; marks them as used.
     public func variants(forKey key: String) async throws -> [CachedResponse] {
         if let variants = variantsInMemory(forKey: key) { return variants }
-
-        // Not in memory: read the disk, then replay the writes not yet committed (read before the
-        // disk, so none can be missed; replaying a committed one again changes nothing).
-        let (unwritten, sequence) = state.withLock { ($0.writing + $0.queued, $0.sequence) }
-        var variants = try await writer.read { db in
-            try Row.fetchAll(db.cachedStatement(sql: """
-                SELECT key, variant, url, status, request_time, response_time, headers, body
-                FROM cache_entry WHERE key = ? ORDER BY stored_at DESC
-                """), arguments: [key]).compactMap(Self.response(from:))
-        }
-        for item in unwritten { item.operation.apply(to: &variants, key: key) }
-        let arm = state.withLock { state -> Bool in
-            // Kept only when no change made since the disk was read can concern this key.
-            if state.committed <= sequence,
-               !(state.writing + state.queued).contains(where: { $0.sequence > sequence && $0.operation.concerns(key) }) {
-                state.memory.put(variants, forKey: key)
-            }
-            return variants.isEmpty ? false : state.touch(key)
-        }
+        let variants = try await read([key])[key] ?? []
+        let arm = state.withLock { state in variants.isEmpty ? false : state.touch(key) }
         if arm { armFlushTimer() }
         return variants
+    }
+
+    /// Reads the keys the memory tier does not know in one database read (in batches of
+    /// ``preloadBatch`` keys), so that their lookups are answered from memory: a page of 500
+    /// stories costs one read, not 500. Marks nothing as used.
+    public func preload(keys: [String]) async throws {
+        let unknown = state.withLock { state in Array(Set(keys.filter { !state.memory.knows($0) })) }
+        for start in stride(from: 0, to: unknown.count, by: Self.preloadBatch) {
+            _ = try await read(Array(unknown[start..<min(start + Self.preloadBatch, unknown.count)]))
+        }
+    }
+
+    /// The most keys one preload read asks for (SQLite's default limit of bound parameters is 32,766).
+    static let preloadBatch = 500
+
+    /// Reads `keys` from disk, replays the writes not yet committed over them, and keeps the
+    /// result in the memory tier when nothing changed meanwhile.
+    private func read(_ keys: [String]) async throws -> [String: [CachedResponse]] {
+        // Read the queue before the disk, so no change can be missed; replaying a committed one
+        // again changes nothing.
+        let (unwritten, sequence) = state.withLock { ($0.writing + $0.queued, $0.sequence) }
+        let rows = try await writer.read { db in
+            let columns = "SELECT key, variant, url, status, request_time, response_time, headers, body FROM cache_entry"
+            // One key's statement is kept prepared; a batch's depends on its size.
+            let statement = keys.count == 1
+                ? try db.cachedStatement(sql: "\(columns) WHERE key = ? ORDER BY stored_at DESC")
+                : try db.makeStatement(sql: "\(columns) WHERE key IN (\(databaseQuestionMarks(count: keys.count))) ORDER BY stored_at DESC")
+            return try Row.fetchAll(statement, arguments: StatementArguments(keys)).compactMap(Self.response(from:))
+        }
+        var found = Dictionary(grouping: rows, by: \.key)
+        for key in keys {
+            var variants = found[key] ?? []
+            for item in unwritten { item.operation.apply(to: &variants, key: key) }
+            found[key] = variants
+        }
+        state.withLock { state in
+            // Kept only when no change made since the disk was read can concern the key.
+            guard state.committed <= sequence else { return }
+            let later = (state.writing + state.queued).filter { $0.sequence > sequence }
+            for key in keys where !later.contains(where: { $0.operation.concerns(key) }) {
+                state.memory.put(found[key] ?? [], forKey: key)
+            }
+        }
+        return found
     }
 
     /// Stores `response`, replacing the row with the same key and variant, then evicts least

@@ -251,6 +251,8 @@ public struct StoryLoader: Sendable {
         while !batch.isEmpty {
             slots += [LoadProgress.Outcome?](repeating: nil, count: batch.count)
             let endpoints = batch.map { Self.forced(HackerNews.item(id: listed[$0]), force) }
+            // One read of the store for the whole batch: the lookups below then answer from memory.
+            if !force { await client.preload(endpoints) }
             for await done in client.fanOut(endpoints, maxConcurrent: concurrency) {
                 let index = batch.lowerBound + done.offset
                 let outcome: LoadProgress.Outcome

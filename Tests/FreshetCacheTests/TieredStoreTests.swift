@@ -37,6 +37,13 @@ private final class WriterGate: Sendable {
     var ranOut: Bool { timedOut.withLock { $0 } }
 }
 
+/// Counts statements seen by a database trace.
+private final class LookupCounter: Sendable {
+    private let value = Mutex(0)
+    func count() { value.withLock { $0 += 1 } }
+    var total: Int { value.withLock { $0 } }
+}
+
 @Suite("SQLite cache store: memory tier and batched writes")
 struct TieredStoreTests {
     @Test("A hit is answered, and a new response stored, while the database's writer is held busy")
@@ -71,6 +78,56 @@ struct TieredStoreTests {
             let stats = try await store.stats()
             #expect(stats.entries == 2)
             #expect(stats.outcomes == ["miss": 2, "hit": 2])
+        }
+    }
+
+    @Test("APIClient.preload reads a page of stored answers into memory: the keys its lookups use, one read")
+    func preloadAnswersFromMemory() async throws {
+        let temporary = try StoreTemporaryDirectory()
+        defer { temporary.remove() }
+        let names = (0..<20).map { "page-\($0)" }
+        let endpoints = names.map { Endpoint<Data>.raw("scripted", $0) }
+        try await withSimulator(.init()) { sim in
+            let control = SimControl(sim)
+            for name in names {
+                try await control.script(name, headers: [("Cache-Control", "max-age=300")], body: #"{"n":"\#(name)"}"#)
+            }
+            do {
+                let database = try cacheDatabase(in: temporary.url)
+                defer { try? database.close() }
+                let store = SQLiteCacheStore(writer: database)
+                let client = APIClient(baseURL: sim.baseURL, transport: liveTransport, middlewares: [CacheMiddleware(store: store)])
+                for endpoint in endpoints { #expect(try await client.send(endpoint).cache == .miss) }
+                try await store.flush()
+            }
+            // A new process: its memory tier is empty, everything is on disk. Every connection
+            // counts the lookups of stored responses it runs.
+            let lookups = LookupCounter()
+            var configuration = Configuration()
+            configuration.prepareDatabase { db in
+                db.trace(options: .statement) { event in
+                    if "\(event)".contains("FROM cache_entry WHERE key") { lookups.count() }
+                }
+            }
+            let database = try DatabasePool(path: temporary.url.appendingPathComponent("cache.sqlite").path,
+                                            configuration: configuration)
+            defer { try? database.close() }
+            let store = SQLiteCacheStore(writer: database)
+            let client = APIClient(baseURL: sim.baseURL, transport: liveTransport, middlewares: [CacheMiddleware(store: store)])
+            #expect(store.memoryTierBytes == 0)
+            await client.preload(endpoints)
+            #expect(store.memoryTierBytes > 0)
+            #expect(lookups.total == 1, "20 keys took \(lookups.total) reads")
+            // Gone from the disk: the answers below can only come from what the preload read.
+            try await database.write { db in try db.execute(sql: "DELETE FROM cache_entry") }
+            let before = try await control.stats().requests
+            for (name, endpoint) in zip(names, endpoints) {
+                let response = try await client.send(endpoint)
+                #expect(response.cache == .hit)
+                #expect(response.value == Data(#"{"n":"\#(name)"}"#.utf8))
+            }
+            #expect(try await control.stats().requests == before, "a lookup missed what the preload read")
+            #expect(lookups.total == 1, "a lookup read the disk")
         }
     }
 
