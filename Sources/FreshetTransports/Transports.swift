@@ -180,9 +180,10 @@ public enum Transports {
     }
 
     /// The default transport trusting the roots `SSL_CERT_FILE` and `SSL_CERT_DIR` name in
-    /// `environment` (``TLSTrust/fromEnvironment(_:)``), read when the first request is sent and
-    /// not before: a run that the cache answers reads no certificate (Debian's `/etc/ssl/certs`
-    /// alone is 280 files, some 35 ms at every start). Without either variable, it is
+    /// `environment` (``TLSTrust/fromEnvironment(_:)``), read when the first `https` request is
+    /// sent and not before: a run that the cache answers, or that speaks plain `http` only (a
+    /// local server, the simulator), reads no certificate (Debian's `/etc/ssl/certs` alone is 280
+    /// files, some 35 ms at every start). Without either variable, it is
     /// ``asyncHTTPClient(timeout:proxies:)``. Variables that name nothing usable fail every request
     /// with their ``TLSTrust/ConfigurationError``; ``TLSTrust/environmentProblem(_:)`` finds the missing
     /// file or folder at once.
@@ -193,8 +194,9 @@ public enum Transports {
         guard environment["SSL_CERT_FILE"]?.isEmpty == false || environment["SSL_CERT_DIR"]?.isEmpty == false else {
             return asyncHTTPClient(timeout: timeout, proxies: proxies)
         }
-        return DeferredTransport {
-            guard let trust = try TLSTrust.fromEnvironment(environment) else { return asyncHTTPClient(timeout: timeout, proxies: proxies) }
+        let plain = asyncHTTPClient(timeout: timeout, proxies: proxies)
+        return DeferredTransport(plain: plain) {
+            guard let trust = try TLSTrust.fromEnvironment(environment) else { return plain }
             return asyncHTTPClient(timeout: timeout, trust: trust, proxies: proxies)
         }
     }
@@ -302,19 +304,25 @@ extension APIClient {
     }
 }
 
-/// A transport made by `make` when the first request is sent (once; what it threw is thrown for
-/// every request).
+/// A transport made by `make` when the first `https` request is sent (once; what it threw is
+/// thrown for every such request); plain `http` goes to `plain` and makes nothing.
 private final class DeferredTransport: ClientTransport, Sendable {
+    /// For plain `http`, which trusts no certificate (forward proxies are spoken to in the clear too).
+    private let plain: any ClientTransport
     private let make: @Sendable () throws -> any ClientTransport
     private let made = Mutex<Result<any ClientTransport, any Error>?>(nil)
 
-    init(_ make: @escaping @Sendable () throws -> any ClientTransport) {
+    init(plain: any ClientTransport, _ make: @escaping @Sendable () throws -> any ClientTransport) {
+        self.plain = plain
         self.make = make
     }
 
     func send(_ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String) async throws
         -> (HTTPResponse, HTTPBody?)
     {
+        if (request.scheme ?? baseURL.scheme)?.lowercased() == "http" {
+            return try await plain.send(request, body: body, baseURL: baseURL, operationID: operationID)
+        }
         let transport = try made.withLock { made in
             if let made { return made }
             let result = Result { try make() }

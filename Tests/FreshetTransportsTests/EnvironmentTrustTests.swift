@@ -49,4 +49,23 @@ struct EnvironmentTrustTests {
         #expect(missing?.description.contains("/nonexistent/ca.pem") == true)
         #expect(TLSTrust.environmentProblem(["SSL_CERT_DIR": "/nonexistent-folder"]) != nil)
     }
+
+    @Test("Plain http reads no certificate: it is answered although SSL_CERT_FILE holds none, which https then reports")
+    func plainHTTPReadsNothing() async throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("freshet-roots-\(UUID().uuidString).pem")
+        try Data("not a certificate".utf8).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let transport = Transports.asyncHTTPClient(trustingEnvironment: ["SSL_CERT_FILE": file.path], proxies: .direct)
+        let request = HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/_sim/stats")
+        try await withSimClient { _, client in
+            #expect(client.baseURL.scheme == "http")
+            let (response, _) = try await transport.send(request, body: nil, baseURL: client.baseURL, operationID: "plain")
+            #expect(response.status.code == 200)
+        }
+        await #expect {
+            _ = try await transport.send(request, body: nil, baseURL: URL(string: "https://127.0.0.1:9")!, operationID: "trust")
+        } throws: { error in
+            String(describing: error).contains("SSL_CERT_FILE")
+        }
+    }
 }
