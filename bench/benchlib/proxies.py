@@ -23,8 +23,9 @@ def start_freshet(freshet: Path, origin: str, work: Path, name: str, extra: tupl
     return child, url, home
 
 
-def start_nginx(nginx: str, origin_port: int, work: Path, workers: str) -> tuple[Child, str]:
-    base = work / "nginx"
+def start_nginx(nginx: str, origin_port: int, work: Path, workers: str, cache: bool = True) -> tuple[Child, str]:
+    """nginx in front of the origin: `proxy_cache` when `cache`, else plain `proxy_pass` (keep-alive upstream)."""
+    base = work / ("nginx" if cache else "nginx-pass")
     (base / "cache").mkdir(parents=True)
     (base / "tmp").mkdir()
     port = free_port()
@@ -62,14 +63,14 @@ http {{
             proxy_pass http://origin;
             proxy_http_version 1.1;
             proxy_set_header Connection "";
-            proxy_cache bench;
-            add_header X-Cache-Status $upstream_cache_status always;
+{"            proxy_cache bench;" if cache else ""}
+{"            add_header X-Cache-Status $upstream_cache_status always;" if cache else ""}
         }}
     }}
 }}
 """)
     child = Child("nginx", [nginx, "-g", "daemon off;", "-p", f"{base}/", "-c", conf, "-e", f"{base}/error.log"],
-                  stdout=work / "nginx.out", stderr=work / "nginx.err")
+                  stdout=base / "nginx.out", stderr=base / "nginx.err")
     wait_listening(child, port)
     return child, f"http://127.0.0.1:{port}"
 
