@@ -219,20 +219,23 @@ public struct APIClient: Sendable {
     func makeRequest<Value>(_ endpoint: Endpoint<Value>, body: RequestBody?) throws(APIError) -> (request: HTTPRequest, base: URL, url: URL) {
         let requestBase: URL
         let target: String
+        let url: URL
         if let absolute = endpoint.absoluteURL {
             guard let split = URLTarget.split(absolute) else {
                 throw .invalidRequest("the URL \(Redaction.redact(absolute)) has no scheme or host")
             }
             requestBase = split.origin
             target = split.target
+            // Already whole: not parsed again (a page of `Link` URLs, a fan-out over absolute URLs).
+            if split.isWhole, absolute.absoluteString.hasPrefix(requestBase.absoluteString) {
+                url = absolute
+            } else {
+                url = try Self.join(requestBase, target)
+            }
         } else {
             requestBase = baseURL
             target = try endpoint.encodedTarget()
-        }
-        let base = requestBase.absoluteString.hasSuffix("/")
-            ? String(requestBase.absoluteString.dropLast()) : requestBase.absoluteString
-        guard let url = URL(string: base + target) else {
-            throw .invalidRequest("the request target \(target) does not form a valid URL")
+            url = try Self.join(requestBase, target)
         }
         var fields = defaultHeaders
         for field in endpoint.headers {
@@ -245,6 +248,15 @@ public struct APIClient: Sendable {
         }
         let request = HTTPRequest(method: endpoint.method, scheme: nil, authority: nil, path: target, headerFields: fields)
         return (request, requestBase, url)
+    }
+
+    /// `base` with `target` (which starts with `/`) appended.
+    private static func join(_ base: URL, _ target: String) throws(APIError) -> URL {
+        let prefix = base.absoluteString.hasSuffix("/") ? String(base.absoluteString.dropLast()) : base.absoluteString
+        guard let url = URL(string: prefix + target) else {
+            throw .invalidRequest("the request target \(target) does not form a valid URL")
+        }
+        return url
     }
 
     /// The middleware chain folded around the transport: `middlewares` outermost first, the

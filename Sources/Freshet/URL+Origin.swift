@@ -13,7 +13,9 @@ extension URL {
 
 /// Splits an absolute URL into the origin (a transport's `baseURL`) and the request target.
 enum URLTarget {
-    static func split(_ url: URL) -> (origin: URL, target: String)? {
+    /// The origin and target of `url`; `isWhole` when origin and target put back together spell
+    /// `url` itself (no user, password or fragment, a path), so a caller need not build it again.
+    static func split(_ url: URL) -> (origin: URL, target: String, isWhole: Bool)? {
         guard let components = URLComponents(url: url, resolvingAgainstBaseURL: false),
               let scheme = components.scheme, let host = components.host else { return nil }
         var origin = URLComponents()
@@ -22,6 +24,8 @@ enum URLTarget {
         origin.port = components.port
         guard let originURL = origin.url else { return nil }
         let path = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
-        return (originURL, path + (components.percentEncodedQuery.map { "?\($0)" } ?? ""))
+        let isWhole = components.user == nil && components.password == nil && components.fragment == nil
+            && !components.percentEncodedPath.isEmpty
+        return (originURL, path + (components.percentEncodedQuery.map { "?\($0)" } ?? ""), isWhole)
     }
 }

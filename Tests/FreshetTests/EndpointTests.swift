@@ -43,6 +43,21 @@ struct EndpointTests {
         #expect(try client.url(for: Endpoint<Data>.raw("item", "1.json")).absoluteString == "https://example.com/v0/item/1.json")
     }
 
+    @Test("An absolute URL is sent as it is, without its user, password or fragment", arguments: [
+        ("https://api.github.com/repositories/1/events?page=2", "https://api.github.com/repositories/1/events?page=2"),
+        ("https://api.github.com/events?page=2#top", "https://api.github.com/events?page=2"),
+        ("https://user:secret@example.com:8443/x?y=1", "https://example.com:8443/x?y=1"),
+        ("https://example.com", "https://example.com/"),
+        ("http://127.0.0.1:8080/a%20b?q=%2F", "http://127.0.0.1:8080/a%20b?q=%2F"),
+    ])
+    func absoluteURLs(given: String, sent: String) throws {
+        let client = APIClient(baseURL: URL(string: "https://unused.invalid")!, transport: ClosureTransport { _, _, _ in
+            throw CancellationError()
+        })
+        let endpoint = Endpoint<Data>(path: [], absoluteURL: URL(string: given)!) { data, _ in data }
+        #expect(try client.url(for: endpoint).absoluteString == sent)
+    }
+
     @Test("Hostile segments reach the server unchanged, as one segment")
     func hostileSegmentsOverLoopback() async throws {
         try await withSimClient { sim, client in
