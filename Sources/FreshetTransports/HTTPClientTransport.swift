@@ -137,9 +137,12 @@ public struct HTTPClientTransport: ClientTransport {
     public func send(_ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String) async throws
         -> (HTTPResponse, HTTPBody?)
     {
-        guard let url = request.url(relativeTo: baseURL) else {
-            throw APIError.invalidRequest("the request target \(request.path ?? "") does not form a valid URL")
-        }
+        // `baseURL` is the request's origin (scheme, host and port are all a proxy and the error
+        // messages need), so the URL is handed to AsyncHTTPClient as text, which it parses: not
+        // parsed here a second time.
+        let url = baseURL
+        let target = request.path ?? "/"
+        let base = baseURL.absoluteString.hasSuffix("/") ? String(baseURL.absoluteString.dropLast()) : baseURL.absoluteString
         let proxy = try proxies.proxy(for: url)
         if let proxy, proxy.kind == .http, url.scheme?.lowercased() == "http" {
             // Absolute form to the HTTP proxy, which AsyncHTTPClient does not do. A transfer's head
@@ -151,7 +154,7 @@ public struct HTTPClientTransport: ClientTransport {
             return try await transport.send(request, body: body, baseURL: baseURL, operationID: operationID)
         }
         let client = source.client(through: proxy, streaming: TransferContext.isStream)
-        var outbound = HTTPClientRequest(url: url.absoluteString)
+        var outbound = HTTPClientRequest(url: base + target)
         outbound.method = Self.method(request.method)
         outbound.headers.addExceptFraming(request.headerFields)
         if let body {
@@ -168,6 +171,8 @@ public struct HTTPClientTransport: ClientTransport {
         let response: HTTPClientResponse
         do {
             response = try await client.execute(outbound, deadline: deadline)
+        } catch let error as HTTPClientError where error == .invalidURL {
+            throw APIError.invalidRequest("the request target \(target) does not form a valid URL")
         } catch {
             // A refused certificate chain says so (BoringSSL's own error does not), and is not retried.
             if let refused = TransportErrorClassifier.trustFailure(for: error, host: url.host ?? "") { throw refused }
