@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import re
 from pathlib import Path
 
-from .common import PEERS, fmt_x, log, med, table
+from .common import OUT, PEERS, ROOT, fmt_x, log, med, run, table
 from .processes import timed
 from .simulator import Simulator
 
@@ -82,4 +84,57 @@ def case_throughput(sim: Simulator, bins, python: Path, args, notes: list[str]):
              "median) is the steadier number when other work loads the machine.", ""]
     lines += table(["client", "req/s (median)", "range", "vs raw AHC", "Freshet ÷ this", "client CPU per request"],
                    rows, "lrrrrr")
+    lines += [""] + instructions(client, url, C, result, notes)
     return result, lines
+
+
+INSTRUCTION_RUNS = (200, 1200)  # requests per callgrind run; the difference leaves start-up and warm-up out
+
+
+def find_valgrind() -> str | None:
+    """A valgrind that can run the bench client: $FRESHET_VALGRIND, else bench/valgrind-build's."""
+    for candidate in (os.environ.get("FRESHET_VALGRIND"), str(ROOT / "bench" / ".out" / "valgrind" / "bin" / "valgrind")):
+        if candidate and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+def instructions(client: str, url: str, C: int, result: dict, notes: list[str]) -> list[str]:
+    """Instructions per request under callgrind for Freshet and raw AsyncHTTPClient: each client runs
+    with 200 and with 1,200 requests, and the difference ÷ 1,000 is what one request costs in user
+    space, start-up and warm-up left out. Counted, not timed: the same build gives the same figure
+    (within about 2 %, from how the threads interleave) however loaded the machine is."""
+    valgrind = find_valgrind()
+    result["freshet_instr"] = result["ahc_instr"] = math.nan
+    heading = "Instructions per request (callgrind)"
+    if valgrind is None:
+        notes.append("throughput: instructions per request not measured (no valgrind that runs the client: bench/valgrind-build).")
+        return [f"{heading}: not measured — no valgrind that can run the client (build one with `bench/valgrind-build`)."]
+    counts: dict[str, dict[int, int]] = {}
+    for mode in ("freshet", "ahc"):
+        counts[mode] = {}
+        for n in INSTRUCTION_RUNS:
+            out = OUT / f"callgrind-{mode}-{n}.out"
+            done = run([valgrind, "--tool=callgrind", f"--callgrind-out-file={out}", client, "--mode", mode, "--url", url,
+                        "--requests", str(n), "--concurrency", str(C)], timeout=900, check=False)
+            match = re.search(r"I\s+refs:\s+([\d,]+)", done.stderr or "")
+            if done.returncode != 0 or not match:
+                notes.append(f"throughput: callgrind {mode} {n} failed (exit {done.returncode}): {(done.stderr or '')[-300:].strip()}")
+                return [f"{heading}: not measured — callgrind failed (see the notes)."]
+            counts[mode][n] = int(match.group(1).replace(",", ""))
+            out.unlink(missing_ok=True)
+        log(f"  callgrind {mode}: {counts[mode]}")
+    small, large = INSTRUCTION_RUNS
+    per = {mode: (c[large] - c[small]) / (large - small) for mode, c in counts.items()}
+    result["freshet_instr"], result["ahc_instr"] = per["freshet"], per["ahc"]
+    version = run([valgrind, "--version"], timeout=30, check=False).stdout.strip()
+    return [f"{heading}, user space only (`{version}`, `--tool=callgrind`): each client ran {small:,} and {large:,} requests "
+            f"(concurrency {C}, after the same warm-up); the difference ÷ {large - small:,} is one request's cost with "
+            "start-up and warm-up left out. A count, not a time: it does not move with the machine's load (repeated runs of one "
+            "build agree within about 2 %, from how the threads interleave).", "",
+            *table(["client", f"instructions ({small:,} requests)", f"instructions ({large:,} requests)", "per request"],
+                   [["Freshet: APIClient.live, full middleware chain", f"{counts['freshet'][small]:,}",
+                     f"{counts['freshet'][large]:,}", f"{per['freshet']:,.0f}"],
+                    ["raw AsyncHTTPClient", f"{counts['ahc'][small]:,}", f"{counts['ahc'][large]:,}", f"{per['ahc']:,.0f}"]],
+                   "lrrr"), "",
+            f"Freshet ÷ raw AsyncHTTPClient: **{fmt_x(per['freshet'] / per['ahc'])}** in instructions per request."]

@@ -3,6 +3,8 @@ everything above its "## Proxy" heading, bench/proxy-load the Proxy section up t
 which is written by hand) and the README's headline lines."""
 from __future__ import annotations
 
+import math
+
 from .cases_wire import WIRE_TARGET
 from .common import README, RESULTS, command_line, fmt_ms, fmt_s, fmt_x
 
@@ -33,7 +35,10 @@ def headline(hn, tp, feed, warm=None, proxy=None, wire=None) -> list[str]:
     if tp:
         lines.append(f"- Client throughput ({tp['N']:,} GETs, concurrency {tp['C']}): Freshet {tp['freshet']:,.0f} req/s = "
                      f"{fmt_x(tp['freshet'] / tp['ahc'])} raw AsyncHTTPClient ({tp['ahc']:,.0f}), using "
-                     f"{tp['freshet_cpu_us']:.0f} µs of client CPU per request against AsyncHTTPClient's {tp['ahc_cpu_us']:.0f}; URLSession "
+                     f"{tp['freshet_cpu_us']:.0f} µs of client CPU per request against AsyncHTTPClient's {tp['ahc_cpu_us']:.0f}"
+                     + ("" if math.isnan(tp.get("freshet_instr", math.nan)) else
+                        f" and {tp['freshet_instr']:,.0f} instructions against {tp['ahc_instr']:,.0f} "
+                        f"({fmt_x(tp['freshet_instr'] / tp['ahc_instr'])}, callgrind)") + "; URLSession "
                      f"{tp['urlsession']:,.0f}, httpx {tp['httpx']:,.0f}, aiohttp {tp['aiohttp']:,.0f}, Node fetch {tp['node']:,.0f}.")
     if feed:
         lines.append(f"- Warm feed: within freshness {fmt_ms(feed['fresh_wall'])} and {feed['fresh_wire']:,.0f} bytes received; "
@@ -82,6 +87,11 @@ def targets(hn, tp, feed, warm=None, proxy=None, wire=None) -> list[str]:
         lines.append(f"- Client CPU per request at most {CPU_TARGET}× raw AsyncHTTPClient's: {'met' if ratio <= CPU_TARGET else 'NOT met'} "
                      f"({fmt_x(ratio)}: {tp['freshet_cpu_us']:.0f} against {tp['ahc_cpu_us']:.0f} µs; req/s "
                      f"{fmt_x(tp['freshet'] / tp['ahc'])}).")
+        if not math.isnan(tp.get("freshet_instr", math.nan)):
+            instr = tp["freshet_instr"] / tp["ahc_instr"]
+            lines.append(f"- Client instructions per request at most {CPU_TARGET}× raw AsyncHTTPClient's (callgrind): "
+                         f"{'met' if instr <= CPU_TARGET else 'NOT met'} ({fmt_x(instr)}: {tp['freshet_instr']:,.0f} against "
+                         f"{tp['ahc_instr']:,.0f}).")
     if feed:
         first = feed["offline_tty_first"]
         lines.append(f"- Warm feed first output under 50 ms: {'met' if first < 0.05 else 'NOT met'} ({fmt_ms(first)} to a terminal, "
