@@ -33,25 +33,8 @@ struct EnvironmentTrustTests {
         }
     }
 
-    @Test("A file that holds no certificate fails the request naming SSL_CERT_FILE; a missing one is found before any")
+    @Test("A file that holds no certificate fails an https request naming SSL_CERT_FILE, while plain http, which reads no certificate, is answered; a missing one is found before any")
     func unusableFile() async throws {
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("freshet-roots-\(UUID().uuidString).pem")
-        try Data("not a certificate".utf8).write(to: file)
-        defer { try? FileManager.default.removeItem(at: file) }
-        let transport = Transports.asyncHTTPClient(trustingEnvironment: ["SSL_CERT_FILE": file.path], proxies: .direct)
-        let request = HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/")
-        await #expect {
-            _ = try await transport.send(request, body: nil, baseURL: URL(string: "https://127.0.0.1:9")!, operationID: "trust")
-        } throws: { error in
-            String(describing: error).contains("SSL_CERT_FILE")
-        }
-        let missing = TLSTrust.environmentProblem(["SSL_CERT_FILE": "/nonexistent/ca.pem"])
-        #expect(missing?.description.contains("/nonexistent/ca.pem") == true)
-        #expect(TLSTrust.environmentProblem(["SSL_CERT_DIR": "/nonexistent-folder"]) != nil)
-    }
-
-    @Test("Plain http reads no certificate: it is answered although SSL_CERT_FILE holds none, which https then reports")
-    func plainHTTPReadsNothing() async throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("freshet-roots-\(UUID().uuidString).pem")
         try Data("not a certificate".utf8).write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
@@ -67,5 +50,8 @@ struct EnvironmentTrustTests {
         } throws: { error in
             String(describing: error).contains("SSL_CERT_FILE")
         }
+        let missing = TLSTrust.environmentProblem(["SSL_CERT_FILE": "/nonexistent/ca.pem"])
+        #expect(missing?.description.contains("/nonexistent/ca.pem") == true)
+        #expect(TLSTrust.environmentProblem(["SSL_CERT_DIR": "/nonexistent-folder"]) != nil)
     }
 }
