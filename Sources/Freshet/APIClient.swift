@@ -145,10 +145,7 @@ public struct APIClient: Sendable {
     /// credentials to the request (``AuthenticationMiddleware``) changes a private cache's key,
     /// so for such a client the read ahead finds nothing.
     public func preload<Value>(_ endpoints: [Endpoint<Value>]) async {
-        guard let index = middlewares.firstIndex(where: { $0 is any StoredResponseSource }),
-              let source = middlewares[index] as? any StoredResponseSource
-        else { return }
-        let adapters = middlewares[..<index].compactMap { $0 as? any StoredResponseAdapter }
+        guard let (source, adapters) = storedSource() else { return }
         var requests: [HTTPRequest] = []
         var base = baseURL
         for endpoint in endpoints where endpoint.method == .get {
@@ -165,10 +162,7 @@ public struct APIClient: Sendable {
     /// ``StoredResponseAdapter``s above it as an answer through the chain would be (the request's
     /// `Accept-Encoding` added, the stored body decoded); `nil` when nothing usable is stored.
     private func storedAnswer(for request: HTTPRequest, baseURL: URL) async -> (HTTPResponse, Data)? {
-        guard let index = middlewares.firstIndex(where: { $0 is any StoredResponseSource }),
-              let source = middlewares[index] as? any StoredResponseSource
-        else { return nil }
-        let adapters = middlewares[..<index].compactMap { $0 as? any StoredResponseAdapter }
+        guard let (source, adapters) = storedSource() else { return nil }
         let shaped = adapters.reduce(request) { $1.storedRequest($0) }
         guard var answer = await source.storedResponse(for: shaped, baseURL: baseURL) else { return nil }
         for adapter in adapters.reversed() {
@@ -177,6 +171,15 @@ public struct APIClient: Sendable {
             answer = adapted
         }
         return answer
+    }
+
+    /// The chain's first ``StoredResponseSource`` (the HTTP cache) and the ``StoredResponseAdapter``s
+    /// above it, outermost first; `nil` when the chain has no cache.
+    private func storedSource() -> (source: any StoredResponseSource, adapters: [any StoredResponseAdapter])? {
+        guard let index = middlewares.firstIndex(where: { $0 is any StoredResponseSource }),
+              let source = middlewares[index] as? any StoredResponseSource
+        else { return nil }
+        return (source, middlewares[..<index].compactMap { $0 as? any StoredResponseAdapter })
     }
 
     /// Whether a stored response may stand in after `error`.
@@ -252,8 +255,7 @@ public struct APIClient: Sendable {
 
     /// `base` with `target` (which starts with `/`) appended.
     private static func join(_ base: URL, _ target: String) throws(APIError) -> URL {
-        let prefix = base.absoluteString.hasSuffix("/") ? String(base.absoluteString.dropLast()) : base.absoluteString
-        guard let url = URL(string: prefix + target) else {
+        guard let url = URL(string: base.joined(target: target)) else {
             throw .invalidRequest("the request target \(target) does not form a valid URL")
         }
         return url

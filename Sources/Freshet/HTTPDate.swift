@@ -55,14 +55,18 @@ public enum HTTPDate {
     }
 
     /// Formats `date` as an IMF-fixdate, the form to send.
+    /// Dates outside years 1–9999 (and non-finite ones) are written as the nearest end of that range.
     public static func format(_ date: Date) -> String {
-        let seconds = Int(date.timeIntervalSince1970.rounded(.down))
+        let interval = date.timeIntervalSince1970
+        let first = -62_135_596_800.0, last = 253_402_300_799.0  // 0001-01-01T00:00:00, 9999-12-31T23:59:59
+        let seconds = Int(interval.isNaN ? 0 : min(max(interval.rounded(.down), first), last))
         let (days, time) = (seconds.floorDivided(by: 86_400), seconds.floorModulo(86_400))
         let (year, month, day) = CivilDate.date(fromDays: days)
         let weekday = (days + 4).floorModulo(7)  // 1970-01-01 was a Thursday
         func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
         let monthName = months[month - 1].capitalized
-        return "\(dayNames[weekday]), \(two(day)) \(monthName) \(year) \(two(time / 3600)):\(two(time / 60 % 60)):\(two(time % 60)) GMT"
+        let fourDigitYear = String(repeating: "0", count: max(0, 4 - String(year).count)) + String(year)
+        return "\(dayNames[weekday]), \(two(day)) \(monthName) \(fourDigitYear) \(two(time / 3600)):\(two(time / 60 % 60)):\(two(time % 60)) GMT"
     }
 
     private static let space = UInt8(ascii: " "), comma = UInt8(ascii: ","), dash = UInt8(ascii: "-")

@@ -4,8 +4,7 @@ import HTTPTypes
 extension HTTPRequest {
     /// The absolute URL of this request when sent relative to `baseURL` (as transports do).
     public func url(relativeTo baseURL: URL) -> URL? {
-        let base = baseURL.absoluteString.hasSuffix("/") ? String(baseURL.absoluteString.dropLast()) : baseURL.absoluteString
-        return URL(string: base + (path ?? "/"))
+        URL(string: baseURL.joined(target: path ?? "/"))
     }
 
     /// Whether a `Cache-Control` line of the request contains `directive` (lowercase; compared

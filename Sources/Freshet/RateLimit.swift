@@ -20,7 +20,9 @@ public struct RateLimitBudget: Sendable, Equatable {
     public init?(headers: HTTPFields, defaultResource: String) {
         guard let limit = headers[.xRateLimitLimit].flatMap({ Int($0) }),
               let remaining = headers[.xRateLimitRemaining].flatMap({ Int($0) }),
-              let reset = headers[.xRateLimitReset].flatMap({ Double($0) }) else { return nil }
+              let reset = headers[.xRateLimitReset].flatMap({ Double($0) }),
+              // Unix seconds: a value no clock reaches (`1e300`, `inf`) is not a reset time.
+              reset.isFinite, (0...1e11).contains(reset) else { return nil }
         self.resource = headers[.xRateLimitResource] ?? defaultResource
         self.limit = limit
         self.remaining = remaining

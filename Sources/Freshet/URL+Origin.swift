@@ -9,6 +9,13 @@ extension URL {
         }
         return origin(self) == origin(other)
     }
+
+    /// This URL's text with `target` (a request target starting with `/`) appended, one slash
+    /// between them: how a transport spells a request's URL.
+    package func joined(target: String) -> String {
+        let base = absoluteString
+        return (base.hasSuffix("/") ? String(base.dropLast()) : base) + target
+    }
 }
 
 /// Splits an absolute URL into the origin (a transport's `baseURL`) and the request target.

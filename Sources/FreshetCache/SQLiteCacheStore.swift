@@ -109,7 +109,7 @@ public final class SQLiteCacheStore: CacheStore, MemoryLookup, WriteBehindStore 
     private func read(_ keys: [String]) async throws -> [String: [CachedResponse]] {
         // Read the queue before the disk, so no change can be missed; replaying a committed one
         // again changes nothing.
-        let (unwritten, sequence) = state.withLock { ($0.writing + $0.queued, $0.sequence) }
+        let (unwritten, sequence, evictions) = state.withLock { ($0.writing + $0.queued, $0.sequence, $0.evictions) }
         let rows = try await writer.read { db in
             let columns = "SELECT key, variant, url, status, request_time, response_time, headers, body FROM cache_entry"
             // One key's statement is kept prepared; a batch's depends on its size.
@@ -125,8 +125,9 @@ public final class SQLiteCacheStore: CacheStore, MemoryLookup, WriteBehindStore 
             found[key] = variants
         }
         state.withLock { state in
-            // Kept only when no change made since the disk was read can concern the key.
-            guard state.committed <= sequence else { return }
+            // Kept only when no change made since the disk was read can concern the key, and no
+            // eviction removed rows meanwhile (they may be among those just read).
+            guard state.committed <= sequence, state.evictions == evictions else { return }
             let later = (state.writing + state.queued).filter { $0.sequence > sequence }
             for key in keys where !later.contains(where: { $0.operation.concerns(key) }) {
                 state.memory.put(found[key] ?? [], forKey: key)
@@ -250,6 +251,9 @@ public final class SQLiteCacheStore: CacheStore, MemoryLookup, WriteBehindStore 
         var sequence: UInt64 = 0
         /// The sequence number of the last change written (or given up).
         var committed: UInt64 = 0
+        /// How many written batches evicted rows: a read that saw rows an eviction removed since
+        /// must not keep them in memory.
+        var evictions: UInt64 = 0
         /// Keys used since the last batch, with the tick of their last use; outcome counters;
         /// the writer's runs.
         var writes = WriteBehind<UInt64>()
@@ -306,6 +310,7 @@ public final class SQLiteCacheStore: CacheStore, MemoryLookup, WriteBehindStore 
                     state.committed = batch.changes.last?.sequence ?? state.committed
                     state.writing = []
                     for (key, variant) in evicted { state.memory.remove(key: key, variant: variant) }
+                    if !evicted.isEmpty { state.evictions &+= 1 }
                 }
             } catch {
                 // The disk refused (full, read-only, damaged): the batch is lost, the memory tier

@@ -137,12 +137,11 @@ public struct HTTPClientTransport: ClientTransport {
     public func send(_ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String) async throws
         -> (HTTPResponse, HTTPBody?)
     {
-        // `baseURL` is the request's origin (scheme, host and port are all a proxy and the error
-        // messages need), so the URL is handed to AsyncHTTPClient as text, which it parses: not
-        // parsed here a second time.
+        // `baseURL` has the request's scheme, host and port (all a proxy and the error messages
+        // need; it may also carry a path prefix), so the URL is handed to AsyncHTTPClient as text,
+        // which parses it: not parsed here a second time.
         let url = baseURL
         let target = request.path ?? "/"
-        let base = baseURL.absoluteString.hasSuffix("/") ? String(baseURL.absoluteString.dropLast()) : baseURL.absoluteString
         let proxy = try proxies.proxy(for: url)
         if let proxy, proxy.kind == .http, url.scheme?.lowercased() == "http" {
             // Absolute form to the HTTP proxy, which AsyncHTTPClient does not do. A transfer's head
@@ -154,7 +153,7 @@ public struct HTTPClientTransport: ClientTransport {
             return try await transport.send(request, body: body, baseURL: baseURL, operationID: operationID)
         }
         let client = source.client(through: proxy, streaming: TransferContext.isStream)
-        var outbound = HTTPClientRequest(url: base + target)
+        var outbound = HTTPClientRequest(url: baseURL.joined(target: target))
         outbound.method = Self.method(request.method)
         outbound.headers.addExceptFraming(request.headerFields)
         if let body {

@@ -184,8 +184,8 @@ public enum Transports {
     /// sent and not before: a run that the cache answers, or that speaks plain `http` only (a
     /// local server, the simulator), reads no certificate (Debian's `/etc/ssl/certs` alone is 280
     /// files, some 35 ms at every start). Without either variable, it is
-    /// ``asyncHTTPClient(timeout:proxies:)``. Variables that name nothing usable fail every request
-    /// with their ``TLSTrust/ConfigurationError``; ``TLSTrust/environmentProblem(_:)`` finds the missing
+    /// ``asyncHTTPClient(timeout:proxies:)``. Variables that name nothing usable fail every `https`
+    /// request with their ``TLSTrust/ConfigurationError``; ``TLSTrust/environmentProblem(_:)`` finds the missing
     /// file or folder at once.
     public static func asyncHTTPClient(
         timeout: Duration = requestTimeout, trustingEnvironment environment: [String: String],
@@ -320,7 +320,8 @@ private final class DeferredTransport: ClientTransport, Sendable {
     func send(_ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String) async throws
         -> (HTTPResponse, HTTPBody?)
     {
-        if (request.scheme ?? baseURL.scheme)?.lowercased() == "http" {
+        // The base URL is where the transports connect (a request's own scheme is not used).
+        if baseURL.scheme?.lowercased() == "http" {
             return try await plain.send(request, body: body, baseURL: baseURL, operationID: operationID)
         }
         let transport = try made.withLock { made in

@@ -131,6 +131,36 @@ struct TieredStoreTests {
         }
     }
 
+    @Test("A preload keeps what is queued but not written: the disk's older copy never reaches memory")
+    func preloadSeesQueuedWrites() async throws {
+        let temporary = try StoreTemporaryDirectory()
+        defer { temporary.remove() }
+        let database = try cacheDatabase(in: temporary.url)
+        defer { try? database.close() }
+        let older = storeSample(key: "k", body: Data("older".utf8))
+        let newer = storeSample(key: "k", body: Data("newer".utf8))
+        do {
+            let writer = SQLiteCacheStore(writer: database)
+            try await writer.save(older)
+            try await writer.flush()
+        }
+        // A process that has not looked "k" up: its save waits behind the held writer.
+        let store = SQLiteCacheStore(writer: database)
+        let gate = WriterGate()
+        let holder = await gate.hold(database)
+        try await store.save(newer)
+        try await store.preload(keys: ["k", "absent"])
+        let held = store.variantsInMemory(forKey: "k")
+        let absent = store.variantsInMemory(forKey: "absent")
+        gate.open()
+        await holder.value
+        #expect(!gate.ranOut)
+        #expect(held?.map(\.body) == [Data("newer".utf8)], "the disk's copy replaced the queued one")
+        #expect(absent?.isEmpty == true, "an absence is kept too")
+        try await store.flush()
+        #expect(try await SQLiteCacheStore(writer: database).variants(forKey: "k").map(\.body) == [Data("newer".utf8)])
+    }
+
     @Test("Counters and LRU stamps wait in memory and reach the disk in one batch, exactly, on flush")
     func countersAreWrittenInBatches() async throws {
         let temporary = try StoreTemporaryDirectory()

@@ -101,6 +101,21 @@ struct ParserTests {
         #expect(HTTPDate.parse("Sun, 06 Nov 1994 08:49:60 GMT") == Date(timeIntervalSince1970: 784_111_800))
     }
 
+    @Test("Formatting any Date gives an IMF-fixdate: clamped to years 1–9999, four-digit years, no trap")
+    func formatExtremes() {
+        #expect(HTTPDate.format(Date(timeIntervalSince1970: .infinity)) == "Fri, 31 Dec 9999 23:59:59 GMT")
+        #expect(HTTPDate.format(Date(timeIntervalSince1970: 1e300)) == "Fri, 31 Dec 9999 23:59:59 GMT")
+        #expect(HTTPDate.format(Date(timeIntervalSince1970: -.infinity)) == "Mon, 01 Jan 0001 00:00:00 GMT")
+        #expect(HTTPDate.format(Date(timeIntervalSince1970: .nan)) == "Thu, 01 Jan 1970 00:00:00 GMT")
+        #expect(HTTPDate.format(Date(timeIntervalSince1970: -30_641_760_000)) == "Tue, 01 Jan 0999 00:00:00 GMT")
+    }
+
+    @Test("A rate-limit reset no clock reaches is no budget", arguments: ["1e300", "inf", "nan", "-5", "1e12"])
+    func absurdReset(reset: String) {
+        let fields: HTTPFields = [.xRateLimitLimit: "60", .xRateLimitRemaining: "0", .xRateLimitReset: reset]
+        #expect(RateLimitBudget(headers: fields, defaultResource: "core") == nil)
+    }
+
     @Test func retryAfterForms() {
         let now = Date(timeIntervalSince1970: 784_111_700)
         #expect(RetryAfter.delay("120", now: now) == .seconds(120))

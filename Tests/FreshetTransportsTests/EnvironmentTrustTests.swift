@@ -6,8 +6,8 @@ import HTTPTypes
 import OpenAPIRuntime
 import Testing
 
-/// The roots `SSL_CERT_FILE` names are read when the first request is sent, not when the transport
-/// is made (a run the cache answers reads no certificate), and once.
+/// The roots `SSL_CERT_FILE` names are read when the first `https` request is sent, not when the
+/// transport is made (a run the cache answers, or one over plain http, reads no certificate), and once.
 @Suite("Roots from the environment, read on first use")
 struct EnvironmentTrustTests {
     @Test("The file is read at the first request: made over garbage, the transport trusts the root written there before it")

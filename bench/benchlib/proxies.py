@@ -169,8 +169,8 @@ def parse_wrk(text: str) -> dict:
             "non2xx": errors, "socket_errors": socket_errors}
 
 
-def wrk_run(wrk: str, url: str, threads: int, connections: int, duration: int) -> dict:
-    cmd = [wrk, f"-t{threads}", f"-c{connections}", f"-d{duration}s", "--latency", url]
+def wrk_run(wrk: str, url: str, threads: int, connections: int, duration: int, script: Path | None = None) -> dict:
+    cmd = [wrk, f"-t{threads}", f"-c{connections}", f"-d{duration}s", "--latency", *(["-s", str(script)] if script else []), url]
     result = run(cmd, timeout=duration + 60, check=False)
     if result.returncode != 0:
         fail(f"wrk exit {result.returncode}: {(result.stderr or result.stdout)[-1000:]}")
