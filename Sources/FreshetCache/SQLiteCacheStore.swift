@@ -92,7 +92,7 @@ public final class SQLiteCacheStore: CacheStore, MemoryLookup, WriteBehindStore 
     }
 
     /// Reads the keys the memory tier does not know in one database read (in batches of
-    /// ``preloadBatch`` keys), so that their lookups are answered from memory: a page of 500
+    /// 500 keys), so that their lookups are answered from memory: a page of 500
     /// stories costs one read, not 500. Marks nothing as used.
     public func preload(keys: [String]) async throws {
         let unknown = state.withLock { state in Array(Set(keys.filter { !state.memory.knows($0) })) }
