@@ -12,22 +12,26 @@ import Testing
 /// Holds the database's writer inside a write transaction until released (or until `limit`
 /// seconds pass, so a test that waits on the writer fails instead of hanging).
 private final class WriterGate: Sendable {
-    private let entered = DispatchSemaphore(value: 0)
     private let release = DispatchSemaphore(value: 0)
     private let timedOut = Mutex(false)
 
     /// Starts a write transaction on `database` that blocks; returns once it holds the writer.
+    /// The transaction blocks a Dispatch thread, never one of Swift's cooperative threads (there
+    /// are as many as cores: two tests holding writers at once would leave none to release them).
     func hold(_ database: DatabasePool, limit: Double = 30) async -> Task<Void, Never> {
-        let task = Task.detached { [self] in
-            database.writeWithoutTransaction { _ -> Void in
-                entered.signal()
-                if release.wait(timeout: .now() + limit) == .timedOut {
-                    timedOut.withLock { $0 = true }
+        let (ended, finish) = AsyncStream.makeStream(of: Void.self)
+        await withCheckedContinuation { (entered: CheckedContinuation<Void, Never>) in
+            DispatchQueue.global().async { [self] in
+                database.writeWithoutTransaction { _ -> Void in
+                    entered.resume()
+                    if release.wait(timeout: .now() + limit) == .timedOut {
+                        timedOut.withLock { $0 = true }
+                    }
                 }
+                finish.finish()
             }
         }
-        await Task.detached { [entered] in entered.wait() }.value
-        return task
+        return Task { for await _ in ended {} }
     }
 
     /// Lets the writer go.
