@@ -12,8 +12,9 @@ import Synchronization
 ///   requests that were refused with it: concurrent requests wait on that single refresh, then
 ///   each is sent again once with the new credential. A request refused with a credential that
 ///   has already been replaced is simply sent again with the new one.
-/// - When the refresh fails, every waiting request fails with ``APIError/authenticationFailed(cause:)``;
-///   the next refused request tries again.
+/// - When the refresh fails, every request refused with that credential and sent before the
+///   failure fails with ``APIError/authenticationFailed(cause:)`` — those waiting on the refresh and
+///   those whose `401` is read only after it failed; a request sent after the failure tries again.
 /// - A request whose body can be sent only once (``RequestBody/isReplayable`` false) is not sent
 ///   again: its `401` is returned as it is.
 ///
@@ -64,7 +65,7 @@ public struct AuthenticationMiddleware<Credential: Sendable>: ClientMiddleware, 
     public var credential: Credential? { store.current.credential }
 
     /// How many refreshes have succeeded.
-    public var refreshCount: Int { store.current.generation }
+    public var refreshCount: Int { store.current.seen.generation }
 
     /// Never shows the credential.
     public var description: String { "AuthenticationMiddleware(credential: \(credential == nil ? "none" : "<redacted>"))" }
@@ -74,27 +75,28 @@ public struct AuthenticationMiddleware<Credential: Sendable>: ClientMiddleware, 
         _ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String,
         next: @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?)
     ) async throws -> (HTTPResponse, HTTPBody?) {
-        var (credential, generation) = try await usable()
+        let (credential, sent) = try await usable()
         var authorized = request
         apply(credential, &authorized)
         let (response, responseBody) = try await next(authorized, body, baseURL)
         let replayable = HTTPBody.canBeSentAgain(body)
         guard refreshWhen(response), replayable else { return (response, responseBody) }
         await HTTPBody.discard(responseBody)
-        (credential, generation) = try await store.refreshed(after: generation, using: refresh)
+        let (fresh, _) = try await store.refreshed(after: sent, using: refresh)
         var retried = request
-        apply(credential, &retried)
+        apply(fresh, &retried)
         return try await next(retried, body, baseURL)
     }
 
     /// The current credential, refreshed first when there is none, it has expired, or a refresh
     /// is under way.
-    private func usable() async throws(APIError) -> (Credential, Int) {
+    private func usable() async throws(APIError) -> (Credential, CredentialStore<Credential>.Seen) {
         let current = store.current
         if let credential = current.credential, !current.refreshing, !isExpired(credential) {
-            return (credential, current.generation)
+            return (credential, current.seen)
         }
-        return try await store.refreshed(after: current.generation, using: refresh)
+        let (credential, generation) = try await store.refreshed(after: current.seen, using: refresh)
+        return (credential, CredentialStore<Credential>.Seen(generation: generation, failures: store.current.seen.failures))
     }
 }
 
@@ -109,12 +111,22 @@ extension AuthenticationMiddleware where Credential == String {
     }
 }
 
-/// The credential, its generation (one per successful refresh) and the refresh under way.
+/// The credential, its generation (one per successful refresh), the refresh under way and the
+/// last one that failed.
 final class CredentialStore<Credential: Sendable>: Sendable {
+    /// What a request saw when it was sent: the credential's generation and how many refreshes
+    /// had failed by then.
+    struct Seen: Sendable {
+        var generation: Int
+        var failures: Int
+    }
+
     private struct State {
         var credential: Credential?
         var generation = 0
         var refresh: Task<(Credential, Int), any Error>?
+        var failures = 0
+        var lastFailure: (any Error)?
     }
 
     private let state: Mutex<State>
@@ -123,21 +135,29 @@ final class CredentialStore<Credential: Sendable>: Sendable {
         state = Mutex(State(credential: credential))
     }
 
-    var current: (credential: Credential?, generation: Int, refreshing: Bool) {
-        state.withLock { ($0.credential, $0.generation, $0.refresh != nil) }
+    var current: (credential: Credential?, seen: Seen, refreshing: Bool) {
+        state.withLock {
+            ($0.credential, Seen(generation: $0.generation, failures: $0.failures), $0.refresh != nil)
+        }
     }
 
-    /// A credential newer than generation `seen`: the one already there, the refresh under way,
-    /// or a refresh started now. Only one refresh runs at a time.
-    func refreshed(after seen: Int, using refresh: @escaping @Sendable (Credential?) async throws -> Credential)
+    /// A credential newer than the one a request was sent with: the one already there, the
+    /// refresh under way, or a refresh started now. Only one refresh runs at a time; when the
+    /// refresh of that same credential failed after the request was sent, it fails the same way.
+    func refreshed(after seen: Seen, using refresh: @escaping @Sendable (Credential?) async throws -> Credential)
         async throws(APIError) -> (Credential, Int)
     {
         let next = state.withLock { state -> Next in
             // A newer credential is there (a generation is only added with one).
-            if state.generation > seen, state.refresh == nil, let credential = state.credential {
+            if state.generation > seen.generation, state.refresh == nil, let credential = state.credential {
                 return .ready(credential, state.generation)
             }
             if let running = state.refresh { return .wait(running) }
+            // Refreshing this credential already failed while the request was out: one attempt
+            // serves every request refused with it, as a refresh under way would have.
+            if state.generation == seen.generation, state.failures > seen.failures, let failure = state.lastFailure {
+                return .failed(failure)
+            }
             let refused = state.credential
             // Detached: the refresh serves every waiter, so it takes none of the first one's task
             // locals (its trace span, a transfer's relaxed deadlines).
@@ -151,7 +171,11 @@ final class CredentialStore<Credential: Sendable>: Sendable {
                         return (fresh, state.generation)
                     }
                 } catch {
-                    self.state.withLock { $0.refresh = nil }
+                    self.state.withLock { state in
+                        state.refresh = nil
+                        state.failures += 1
+                        state.lastFailure = error
+                    }
                     throw error
                 }
             }
@@ -161,6 +185,7 @@ final class CredentialStore<Credential: Sendable>: Sendable {
         switch next {
         case .ready(let credential, let generation): return (credential, generation)
         case .wait(let task): return try await waitFor(task)
+        case .failed(let failure): throw .authenticationFailed(cause: failure)
         }
     }
 
@@ -168,6 +193,7 @@ final class CredentialStore<Credential: Sendable>: Sendable {
     private enum Next {
         case ready(Credential, Int)
         case wait(Task<(Credential, Int), any Error>)
+        case failed(any Error)
     }
 
     /// The refresh's credential, or its failure as ``APIError/authenticationFailed(cause:)``.

@@ -71,6 +71,9 @@ public final class CapturedLog: Sendable {
 /// A middleware that holds every request until ``open()`` is called, so a test can act while
 /// a request is in flight without depending on how long anything takes. A held request that is
 /// cancelled ends at once with `CancellationError` and never reaches the server.
+///
+/// Made with `holdsAnswers`, it sends the request first and holds its answer instead: the
+/// server has answered, and the middlewares outside the gate have not seen it yet.
 public final class GateMiddleware: ClientMiddleware, Sendable {
     private struct State {
         var isOpen = false
@@ -78,9 +81,12 @@ public final class GateMiddleware: ClientMiddleware, Sendable {
         var held: [Int: CheckedContinuation<Void, any Error>] = [:]
     }
     private let state = Mutex(State())
+    private let holdsAnswers: Bool
 
-    /// Creates a closed gate.
-    public init() {}
+    /// Creates a closed gate that holds requests, or (`holdsAnswers`) their answers.
+    public init(holdsAnswers: Bool = false) {
+        self.holdsAnswers = holdsAnswers
+    }
 
     /// The number of requests that have reached the gate so far.
     public var arrivals: Int { state.withLock { $0.arrivals } }
@@ -95,11 +101,21 @@ public final class GateMiddleware: ClientMiddleware, Sendable {
         for request in held { request.resume() }
     }
 
-    /// Holds the request until the gate opens, then passes it on.
+    /// Holds the request (or its answer) until the gate opens, then passes it on.
     public func intercept(
         _ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String,
         next: @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?)
     ) async throws -> (HTTPResponse, HTTPBody?) {
+        guard holdsAnswers else {
+            try await hold()
+            return try await next(request, body, baseURL)
+        }
+        let answer = try await next(request, body, baseURL)
+        try await hold()
+        return answer
+    }
+
+    private func hold() async throws {
         let id = state.withLock { state -> Int in
             state.arrivals += 1
             return state.arrivals
@@ -117,7 +133,6 @@ public final class GateMiddleware: ClientMiddleware, Sendable {
         } onCancel: {
             release(id)
         }
-        return try await next(request, body, baseURL)
     }
 
     private func release(_ id: Int) {

@@ -122,6 +122,46 @@ import Testing
         }
     }
 
+    /// A `401` read only after the refresh of the same credential failed (its request was out
+    /// meanwhile) fails with that refresh's error instead of starting a second refresh with the
+    /// same refused credential; a request sent after the failure tries again.
+    @Test func aRefusalReadAfterAFailedRefreshSharesItsFailure() async throws {
+        try await withSimulator { sim in
+            let refreshes = Counter()
+            let refresh = Self.refresher(sim, refreshToken: "revoked")
+            let auth = AuthenticationMiddleware.bearer(token: Simulator.accessToken(generation: 0)) { old in
+                refreshes.increment()
+                return try await refresh(old)
+            }
+            let gate = GateMiddleware(holdsAnswers: true)
+            let late = APIClient(baseURL: sim.baseURL, transport: liveTransport, middlewares: [auth, gate])
+            let client = APIClient(baseURL: sim.baseURL, transport: liveTransport, middlewares: [auth])
+            await sim.simulator.expireAccessToken()
+            let held = Task { () -> APIError? in
+                do {
+                    _ = try await late.value(Self.me)
+                    return nil
+                } catch {
+                    return error as? APIError
+                }
+            }
+            let answerHeld = await eventually(within: 20) { gate.arrivals == 1 }
+            #expect(answerHeld, "the late request's 401 is in, and not yet read")
+            await #expect(throws: APIError.self) { try await client.value(Self.me) }
+            #expect(refreshes.value == 1)
+            gate.open()
+            let error = await held.value
+            guard case .authenticationFailed = error, let reason = error?.reason else {
+                Issue.record("expected authenticationFailed, got \(String(describing: error))")
+                return
+            }
+            #expect(reason.contains("400"))
+            #expect(refreshes.value == 1, "the late 401 shared the failed refresh")
+            await #expect(throws: APIError.self) { try await client.value(Self.me) }
+            #expect(refreshes.value == 2, "a request sent after the failure tries again")
+        }
+    }
+
     /// Starting without a credential refreshes first; a body that can be sent only once is not
     /// sent again after a `401`.
     @Test func noCredentialRefreshesFirstAndASingleUseBodyIsNotResent() async throws {
