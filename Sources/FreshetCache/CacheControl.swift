@@ -21,14 +21,23 @@ public struct CacheControl: Sendable, Equatable {
     /// Parses every `Cache-Control` line of `fields` (and, for requests, `Pragma: no-cache`
     /// when there is no `Cache-Control`, RFC 9111 §5.4).
     public init(_ fields: HTTPFields) {
-        for line in fields[values: .cacheControl] {
-            parse(line)
+        // One pass over the fields, no array built: this runs for every request a cache sees.
+        var pragmaNoCache = false
+        var hasCacheControl = false
+        for field in fields {
+            if field.name == .cacheControl {
+                hasCacheControl = true
+                parse(field.value)
+            } else if field.name == Self.pragma, field.value.lowercased().contains("no-cache") {
+                pragmaNoCache = true
+            }
         }
-        if fields[.cacheControl] == nil,
-           fields[values: HTTPField.Name("Pragma")!].contains(where: { $0.lowercased().contains("no-cache") }) {
+        if !hasCacheControl, pragmaNoCache {
             directives["no-cache"] = .some(nil)
         }
     }
+
+    private static let pragma = HTTPField.Name("Pragma")!
 
     /// Reads a targeted cache-control field (RFC 9213, e.g. `CDN-Cache-Control`): a Structured
     /// Fields Dictionary (RFC 8941), every line of it. `nil` when the field is absent or is not a

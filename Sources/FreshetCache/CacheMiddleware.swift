@@ -112,6 +112,8 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource, WholeResp
     /// its stale-while-revalidate window is revalidated in line instead.
     public var backgroundTransport: (any ClientTransport)?
     private let now: @Sendable () -> Date
+    /// The store's memory, when it keeps one: cast once here, not on every hit.
+    private let memory: (any MemoryLookup)?
     private let memo = StoredFacts()
     private let fills = FillLocks()
 
@@ -148,6 +150,7 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource, WholeResp
     public init(store: any CacheStore, options: Options = .init(), backgroundTransport: (any ClientTransport)? = nil,
                 now: @escaping @Sendable () -> Date = { Date() }) {
         self.store = store
+        self.memory = store as? any MemoryLookup
         self.options = options
         self.backgroundTransport = backgroundTransport
         self.now = now
@@ -340,7 +343,7 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource, WholeResp
     /// hits on its event loop. Counts the outcome. `nil` whenever the memory cannot decide; then
     /// ask ``answerFromStore(for:baseURL:)``.
     public func decisionFromMemory(for request: HTTPRequest, at location: StoreLocation) -> StoreDecision? {
-        guard Self.answersAlone(request), let memory = store as? any MemoryLookup else { return nil }
+        guard Self.answersAlone(request), let memory else { return nil }
         for partition in location.partitions {
             // A key the memory does not know could be on disk: only the store can tell.
             guard let variants = memory.variantsInMemory(forKey: partition.key) else { return nil }
@@ -357,7 +360,7 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource, WholeResp
     /// validators (those go on to the server).
     private static func answersAlone(_ request: HTTPRequest) -> Bool {
         (request.method == .get || request.method == .head)
-            && request.headerFields[.ifNoneMatch] == nil && request.headerFields[.ifModifiedSince] == nil
+            && !request.headerFields.contains(.ifNoneMatch) && !request.headerFields.contains(.ifModifiedSince)
     }
 
     /// How `matched`, kept under `mode`'s rules, answers `request` now, with its freshness and
@@ -365,7 +368,7 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource, WholeResp
     private func decide(_ request: HTTPRequest, url: URL, matched: CachedResponse, mode: CacheMode) -> StoreDecision? {
         guard let (answer, freshness, outcome) = assess(
                 matched, mode: mode, request: request, requestControl: CacheControl(request.headerFields), url: url,
-                rangeValue: request.method == .get ? request.headerFields[.range] : nil),
+                rangeValue: request.method == .get && request.headerFields.contains(.range) ? request.headerFields[.range] : nil),
               let outcome else { return nil }
         return StoreDecision(answer: answer, freshness: freshness, outcome: outcome)
     }

@@ -35,10 +35,10 @@ package struct MemoryTier {
 
     /// The variants held for `key`, marked as used; `nil` when the tier does not know the key.
     package mutating func variants(forKey key: String) -> [CachedResponse]? {
-        guard slots[key] != nil else { return nil }
+        guard let index = slots.index(forKey: key) else { return nil }
         let now = tick()
-        slots[key]?.used = now
-        return slots[key]?.variants
+        slots.values[index].used = now
+        return slots.values[index].variants
     }
 
     /// Whether the tier knows `key` (holds its list, or knows nothing is stored), without marking it used.

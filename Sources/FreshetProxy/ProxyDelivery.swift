@@ -52,7 +52,7 @@ struct ProxyDelivery: Sendable {
     /// Whether a stored response sent whole needs nothing of this delivery (its head can be the
     /// one prepared for every client).
     func leavesAlone(_ fields: HTTPFields) -> Bool {
-        !mentionsOrigin(fields) && (fields[.contentEncoding] == nil || !Self.isGzip(fields) || acceptsGzip)
+        !mentionsOrigin(fields) && (!fields.contains(.contentEncoding) || !Self.isGzip(fields) || acceptsGzip)
     }
 
     private var acceptsGzip: Bool { AcceptEncoding.acceptsGzip(request) }
@@ -89,8 +89,8 @@ struct ProxyDelivery: Sendable {
 
     private func mentionsOrigin(_ fields: HTTPFields) -> Bool {
         guard publicBase != nil || authority?.isEmpty == false else { return false }
-        for name in Self.linkFields {
-            if let value = fields[name], value.contains(originPrefix) { return true }
+        for field in fields where Self.linkFields.contains(field.name) {
+            if field.value.contains(originPrefix) { return true }
         }
         return false
     }

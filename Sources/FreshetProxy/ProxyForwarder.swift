@@ -202,8 +202,8 @@ public struct ProxyForwarder: Sendable {
 
     /// A `GET` or `HEAD` with `If-None-Match` or `If-Modified-Since` (and no `Range`).
     static func isValidationRequest(_ request: HTTPRequest) -> Bool {
-        (request.method == .get || request.method == .head) && request.headerFields[.range] == nil
-            && (request.headerFields[.ifNoneMatch] != nil || request.headerFields[.ifModifiedSince] != nil)
+        (request.method == .get || request.method == .head) && !request.headerFields.contains(.range)
+            && (request.headerFields.contains(.ifNoneMatch) || request.headerFields.contains(.ifModifiedSince))
     }
 
     /// Answers from the store alone, when the cache may (a fresh hit, or stale where the request
@@ -238,7 +238,7 @@ public struct ProxyForwarder: Sendable {
     func answerFromMemory(_ request: HTTPRequest) -> MemoryAnswer? {
         guard request.method == .get || request.method == .head else { return nil }
         let delivery = delivery(for: request)
-        if request.headerFields[.range] == nil, !Self.isValidationRequest(request), let target = request.path {
+        if !request.headerFields.contains(.range), !Self.isValidationRequest(request), let target = request.path {
             guard let location = location(of: request, target: target),
                   let decision = cache.decisionFromMemory(for: request, at: location) else { return nil }
             if Self.isSentWhole(decision.answer), delivery.leavesAlone(decision.answer.headers) {
@@ -261,6 +261,9 @@ public struct ProxyForwarder: Sendable {
     /// target when it depends on the target alone (a shared cache's key for a request without
     /// credentials, or any request when credentials are not partitioned).
     private func location(of request: HTTPRequest, target: String) -> CacheMiddleware.StoreLocation? {
+        // Captures the cache and the origin, not `self`: a closure over the whole forwarder
+        // copies it (and retains its every reference) on each hit.
+        let (cache, origin) = (cache, origin)
         let find = { () -> CacheMiddleware.StoreLocation? in
             guard let path = Self.originForm(target) else { return nil }
             var located = request
@@ -269,7 +272,7 @@ public struct ProxyForwarder: Sendable {
         }
         let perTarget = cache.options.mode == .shared
             && (options.partitioning == .none
-                || (request.headerFields[.authorization] == nil && request.headerFields[.cookie] == nil))
+                || (!request.headerFields.contains(.authorization) && !request.headerFields.contains(.cookie)))
         return perTarget ? locations.location(of: target, otherwise: find) : find()
     }
 
@@ -277,7 +280,7 @@ public struct ProxyForwarder: Sendable {
     /// answer but `Age` and `X-Cache`: it has a body by its status and a stored `Date`.
     static func isSentWhole(_ stored: CachedResponse) -> Bool {
         stored.status >= 200 && stored.status != 204 && stored.status != 206 && stored.status != 304
-            && stored.headers[.date] != nil
+            && stored.headers.contains(.date)
     }
 
     /// The head a client gets for a stored response sent whole (``MemoryAnswer/stored(_:age:outcome:)``),

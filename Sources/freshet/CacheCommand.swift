@@ -17,7 +17,10 @@ struct CacheCommand: AsyncParsableCommand {
     }
 
     struct Stats: AsyncParsableCommand {
+        // Named here: without it ArgumentParser derives the name from the type's name
+        // (`String(describing:)`, a runtime metadata walk) at every start of every command.
         static let configuration = CommandConfiguration(
+            commandName: "stats",
             abstract: "Show what the local store holds and how the HTTP cache has answered.")
 
         @OptionGroup var common: StoreOptions
@@ -64,6 +67,7 @@ struct CacheCommand: AsyncParsableCommand {
 
     struct Clear: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "clear",
             abstract: "Empty the local store: the HTTP cache and the stored feeds.")
 
         @OptionGroup var common: StoreOptions

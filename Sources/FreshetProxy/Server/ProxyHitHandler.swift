@@ -102,7 +102,7 @@ final class ProxyHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
     static func mayAnswerHere(_ request: HTTPRequest) -> Bool {
         guard request.method == .get || request.method == .head else { return false }
         let fields = request.headerFields
-        if fields[.connection] != nil || fields[.expect] != nil || fields[.transferEncoding] != nil { return false }
+        if fields.contains(.connection) || fields.contains(.expect) || fields.contains(.transferEncoding) { return false }
         if let length = fields[.contentLength], length != "0" { return false }
         return true
     }
