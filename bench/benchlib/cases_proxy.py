@@ -8,7 +8,11 @@ import threading
 import time
 from pathlib import Path
 
-from .common import fail, fmt_x, log, med, row, run, table
+import http.client
+import re
+
+from .cases_throughput import INSTRUCTION_RUNS, find_valgrind
+from .common import BenchError, fail, fmt_x, log, med, row, run, table
 from .machine import fs_type
 from .processes import cpu_seconds, rss_kib, tree
 from .proxies import raw_get, scripted_body, start_freshet, start_nginx, start_varnish, wrk_run
@@ -147,7 +151,72 @@ def case_peers(args, bins: dict[str, Path], tools: dict[str, str], sim: Simulato
     summary["problems"] = problems
     for child in (freshet, nginx, varnish):
         child.stop()
+    out += [""] + hit_instructions(bins["freshet"], tools["nginx"], sim, work, summary)
     return problems
+
+
+def hit_instructions(freshet: Path, nginx: str, sim: Simulator, work: Path, summary: dict) -> list[str]:
+    """Instructions per cache hit under callgrind, freshet proxy against nginx `proxy_cache` (one
+    process, `master_process off`): each serves 200 and then 1,200 hits to one keep-alive client in
+    turn (after one miss that stores the answer); the difference ÷ 1,000 is one hit's cost in user
+    space. A count, not a time: the ratio does not move with the machine's load, which the req/s
+    ratio above does."""
+    heading = "Instructions per hit (callgrind)"
+    summary["hit_instructions"] = {"freshet": math.nan, "nginx": math.nan}
+    valgrind = find_valgrind()
+    if valgrind is None:
+        return [f"{heading}: not measured — no valgrind here (build one with `bench/valgrind-build`)."]
+    small, large = INSTRUCTION_RUNS
+    counts: dict[str, dict[int, int]] = {"freshet": {}, "nginx": {}}
+    for key in counts:
+        for n in (small, large):
+            out = work / f"callgrind-hit-{key}-{n}.out"
+            wrapper = (valgrind, "--tool=callgrind", f"--callgrind-out-file={out}")
+            try:
+                if key == "freshet":
+                    child, url, _ = start_freshet(freshet, sim.url, work, f"cg-{n}", wrapper=wrapper)
+                else:
+                    child, url = start_nginx(nginx, sim.port, work, "1", wrapper=wrapper, name=f"nginx-cg-{n}")
+                misses = drive_hits(url, n, "x-cache" if key == "freshet" else "x-cache-status")
+                child.stop(timeout=120)
+            except BenchError as error:
+                return [f"{heading}: not measured — {key} under callgrind: {error}"]
+            match = re.search(r"^summary:\s+(\d+)", out.read_text() if out.exists() else "", re.M)
+            if misses or not match:
+                return [f"{heading}: not measured — {key} under callgrind: "
+                        + (f"{misses} of {n} answers were not hits" if misses else "no callgrind output")]
+            counts[key][n] = int(match.group(1))
+            out.unlink()
+        log(f"  callgrind hits {key}: {counts[key]}")
+    per = {key: (c[large] - c[small]) / (large - small) for key, c in counts.items()}
+    summary["hit_instructions"] = per
+    return [f"{heading}: one keep-alive client, one request at a time, {small:,} and then {large:,} hits; the "
+            f"difference ÷ {large - small:,} is one hit in user space (freshet's event loops and nginx's one process).", "",
+            *table(["peer", f"instructions ({small:,} hits)", f"instructions ({large:,} hits)", "per hit", "freshet ÷ this"],
+                   [["freshet proxy", f"{counts['freshet'][small]:,}", f"{counts['freshet'][large]:,}",
+                     f"{per['freshet'] / 1000:,.1f}k", "—"],
+                    ["nginx proxy_cache (one process)", f"{counts['nginx'][small]:,}", f"{counts['nginx'][large]:,}",
+                     f"{per['nginx'] / 1000:,.1f}k", fmt_x(per["freshet"] / per["nginx"])]], "lrrrr")]
+
+
+def drive_hits(url: str, n: int, cache_field: str) -> int:
+    """One miss, then `n` GETs of the scripted route on one keep-alive connection; returns how many
+    of the `n` were not hits."""
+    host, port = url.removeprefix("http://").split(":")
+    connection = http.client.HTTPConnection(host, int(port), timeout=120)
+    misses = 0
+    try:
+        for i in range(n + 1):
+            connection.request("GET", SCRIPTED_PATH)
+            response = connection.getresponse()
+            response.read()
+            if i > 0 and (response.getheader(cache_field) or "").upper() != "HIT":
+                misses += 1
+    except OSError as error:
+        raise BenchError(f"the client failed: {error}") from error
+    finally:
+        connection.close()
+    return misses
 
 
 PASS_PATH = "/scripted/bench-pass-2k"

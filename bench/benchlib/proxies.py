@@ -14,18 +14,22 @@ from .processes import Child, free_port, wait_listening
 
 
 def start_freshet(freshet: Path, origin: str, work: Path, name: str, extra: tuple[str, ...] = (),
-                  env_extra: dict[str, str] | None = None) -> tuple[Child, str, Path]:
+                  env_extra: dict[str, str] | None = None, wrapper: tuple[str, ...] = ()) -> tuple[Child, str, Path]:
+    """`freshet proxy` on a free port with its own FRESHET_HOME; `wrapper` goes before the command
+    (valgrind)."""
     home = work / f"home-{name}"
     env = dict(os.environ, FRESHET_HOME=str(home), NO_COLOR="1", **(env_extra or {}))
-    child = Child(f"freshet proxy ({name})", [freshet, "proxy", "--origin", origin, "--listen", "127.0.0.1:0", *extra],
+    child = Child(f"freshet proxy ({name})", [*wrapper, freshet, "proxy", "--origin", origin, "--listen", "127.0.0.1:0", *extra],
                   stdout=work / f"{name}.out", stderr=work / f"{name}.err", env=env)
-    url = child.wait_for_line(r"listening on (http://127\.0\.0\.1:\d+)").group(1)
+    url = child.wait_for_line(r"listening on (http://127\.0\.0\.1:\d+)", timeout=120 if wrapper else 30).group(1)
     return child, url, home
 
 
-def start_nginx(nginx: str, origin_port: int, work: Path, workers: str, cache: bool = True) -> tuple[Child, str]:
-    """nginx in front of the origin: `proxy_cache` when `cache`, else plain `proxy_pass` (keep-alive upstream)."""
-    base = work / ("nginx" if cache else "nginx-pass")
+def start_nginx(nginx: str, origin_port: int, work: Path, workers: str, cache: bool = True,
+                wrapper: tuple[str, ...] = (), name: str | None = None) -> tuple[Child, str]:
+    """nginx in front of the origin: `proxy_cache` when `cache`, else plain `proxy_pass` (keep-alive upstream).
+    With a `wrapper` (valgrind) it runs as one process (`master_process off`): the wrapper sees the worker."""
+    base = work / (name or ("nginx" if cache else "nginx-pass"))
     (base / "cache").mkdir(parents=True)
     (base / "tmp").mkdir()
     port = free_port()
@@ -40,6 +44,7 @@ def start_nginx(nginx: str, origin_port: int, work: Path, workers: str, cache: b
     conf.write_text(f"""# written by bench/proxy-load
 {user}
 worker_processes {workers};
+{"master_process off;" if wrapper else ""}
 pid {base}/nginx.pid;
 error_log {base}/error.log warn;
 events {{ worker_connections 4096; }}
@@ -69,9 +74,9 @@ http {{
     }}
 }}
 """)
-    child = Child("nginx", [nginx, "-g", "daemon off;", "-p", f"{base}/", "-c", conf, "-e", f"{base}/error.log"],
+    child = Child("nginx", [*wrapper, nginx, "-g", "daemon off;", "-p", f"{base}/", "-c", conf, "-e", f"{base}/error.log"],
                   stdout=base / "nginx.out", stderr=base / "nginx.err")
-    wait_listening(child, port)
+    wait_listening(child, port, timeout=120 if wrapper else 30)
     return child, f"http://127.0.0.1:{port}"
 
 

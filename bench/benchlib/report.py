@@ -54,7 +54,7 @@ def headline(hn, tp, feed, warm=None, proxy=None, wire=None) -> list[str]:
         p = proxy["peers"]
         lines.append(f"- Proxy cache hits (wrk, 64 connections, ~2 KiB JSON): freshet proxy {p['freshet']['rps']:,.0f} req/s = "
                      f"{fmt_x(proxy['ratio_nginx'])} nginx proxy_cache ({p['nginx']['rps']:,.0f}) and "
-                     f"{fmt_x(proxy['ratio_varnish'])} Varnish ({p['varnish']['rps']:,.0f}).")
+                     f"{fmt_x(proxy['ratio_varnish'])} Varnish ({p['varnish']['rps']:,.0f})" + hit_instructions(proxy) + ".")
     if proxy and "pass" in proxy:
         s = proxy["pass"]["stats"]
         lines.append(f"- Proxy pass-through (wrk, 64 connections, every request to the origin): misses {s['miss']['rps']:,.0f} req/s = "
@@ -108,8 +108,8 @@ def targets(hn, tp, feed, warm=None, proxy=None, wire=None) -> list[str]:
             p = proxy["peers"]
             lines.append(f"- Proxy cache hits at least {proxy['target']['ratio']}× nginx proxy_cache (`worker_processes auto`), p99 "
                          f"no higher: {'met' if proxy['target']['met'] else 'NOT met'} ({fmt_x(proxy['ratio_nginx'])}; p99 "
-                         f"{p['freshet']['p99']:.2f} against {p['nginx']['p99']:.2f} ms; {fmt_x(proxy['ratio_varnish'])} Varnish; "
-                         "see the Proxy section).")
+                         f"{p['freshet']['p99']:.2f} against {p['nginx']['p99']:.2f} ms; {fmt_x(proxy['ratio_varnish'])} Varnish"
+                         + hit_instructions(proxy) + "; see the Proxy section).")
         else:
             lines.append(f"- Proxy cache hits at least 1.0× nginx proxy_cache: not measured ({proxy.get('error', 'see the Proxy section')}).")
         if "pass" in proxy:
@@ -217,3 +217,12 @@ def write_proxy_subsection(heading: str, text: str) -> None:
         start = stop
     block = text.rstrip("\n").split("\n") + [""]
     RESULTS.write_text("\n".join(lines[:start] + block + lines[stop:]))
+
+
+def hit_instructions(proxy: dict) -> str:
+    """"; instructions per hit …" when bench/proxy-load counted them, else nothing."""
+    counts = proxy.get("hit_instructions") or {}
+    freshet, nginx = counts.get("freshet", math.nan), counts.get("nginx", math.nan)
+    if math.isnan(freshet) or math.isnan(nginx):
+        return ""
+    return f"; {freshet / 1000:,.1f}k instructions per hit against nginx's {nginx / 1000:,.1f}k ({fmt_x(freshet / nginx)}, callgrind)"
