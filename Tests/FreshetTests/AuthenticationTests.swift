@@ -27,16 +27,25 @@ import Testing
         }
     }
 
+    /// A bearer middleware that starts with the simulator's first access token and refreshes
+    /// through ``refresher(_:refreshToken:)``, counting the refreshes it starts.
+    static func countingBearer(_ sim: RunningSimulator, refreshToken: String = Simulator.refreshToken)
+        -> (AuthenticationMiddleware<String>, Counter)
+    {
+        let refreshes = Counter()
+        let refresh = refresher(sim, refreshToken: refreshToken)
+        let auth = AuthenticationMiddleware.bearer(token: Simulator.accessToken(generation: 0)) { old in
+            refreshes.increment()
+            return try await refresh(old)
+        }
+        return (auth, refreshes)
+    }
+
     /// Eight requests refused with the old token wait on one refresh (held at the server until
     /// all eight were refused), then each is sent again once with the new token.
     @Test func concurrentRefusalsShareOneRefresh() async throws {
         try await withSimulator { sim in
-            let refreshes = Counter()
-            let refresh = Self.refresher(sim)
-            let auth = AuthenticationMiddleware.bearer(token: Simulator.accessToken(generation: 0)) { old in
-                refreshes.increment()
-                return try await refresh(old)
-            }
+            let (auth, refreshes) = Self.countingBearer(sim)
             let client = APIClient(baseURL: sim.baseURL, transport: liveTransport, middlewares: [auth])
             #expect(try await client.value(Self.me).login == "octocat")
             await sim.simulator.expireAccessToken()
@@ -72,12 +81,7 @@ import Testing
     /// logs never show a token.
     @Test func aFailedRefreshFailsEveryWaiterWithATypedError() async throws {
         try await withSimulator { sim in
-            let refreshes = Counter()
-            let refresh = Self.refresher(sim, refreshToken: "revoked")
-            let auth = AuthenticationMiddleware.bearer(token: Simulator.accessToken(generation: 0)) { old in
-                refreshes.increment()
-                return try await refresh(old)
-            }
+            let (auth, refreshes) = Self.countingBearer(sim, refreshToken: "revoked")
             let log = CapturedLog()
             let client = APIClient(baseURL: sim.baseURL, transport: liveTransport, middlewares: [
                 LoggingMiddleware(logger: log.logger()), auth,
@@ -127,12 +131,7 @@ import Testing
     /// same refused credential; a request sent after the failure tries again.
     @Test func aRefusalReadAfterAFailedRefreshSharesItsFailure() async throws {
         try await withSimulator { sim in
-            let refreshes = Counter()
-            let refresh = Self.refresher(sim, refreshToken: "revoked")
-            let auth = AuthenticationMiddleware.bearer(token: Simulator.accessToken(generation: 0)) { old in
-                refreshes.increment()
-                return try await refresh(old)
-            }
+            let (auth, refreshes) = Self.countingBearer(sim, refreshToken: "revoked")
             let gate = GateMiddleware(holdsAnswers: true)
             let late = APIClient(baseURL: sim.baseURL, transport: liveTransport, middlewares: [auth, gate])
             let client = APIClient(baseURL: sim.baseURL, transport: liveTransport, middlewares: [auth])
