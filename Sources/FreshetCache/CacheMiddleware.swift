@@ -368,7 +368,7 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource, WholeResp
     private func decide(_ request: HTTPRequest, url: URL, matched: CachedResponse, mode: CacheMode) -> StoreDecision? {
         guard let (answer, freshness, outcome) = assess(
                 matched, mode: mode, request: request, requestControl: CacheControl(request.headerFields), url: url,
-                rangeValue: request.method == .get && request.headerFields.contains(.range) ? request.headerFields[.range] : nil),
+                rangeValue: request.method == .get ? request.headerFields[.range] : nil),
               let outcome else { return nil }
         return StoreDecision(answer: answer, freshness: freshness, outcome: outcome)
     }
