@@ -408,21 +408,20 @@ final class StartAnnouncements: Sendable {
 
     /// Prints the listening line, then what waited for it.
     func listening(_ line: String) {
-        let waiting = state.withLock { state in
+        // Written under the lock: a line `after(_:)` prints once `listening` is set cannot come
+        // out between this one and the lines that waited.
+        state.withLock { state in
             state.listening = true
-            defer { state.waiting = [] }
-            return state.waiting
+            for line in [line] + state.waiting { Self.write(line) }
+            state.waiting = []
         }
-        for line in [line] + waiting { Self.write(line) }
     }
 
     /// Prints `line` once the listening line is out.
     func after(_ line: String) {
-        let now = state.withLock { state -> Bool in
-            if !state.listening { state.waiting.append(line) }
-            return state.listening
+        state.withLock { state in
+            if state.listening { Self.write(line) } else { state.waiting.append(line) }
         }
-        if now { Self.write(line) }
     }
 
     private static func write(_ line: String) {
