@@ -82,15 +82,16 @@ private enum Listener: Sendable {
 /// a `ServiceGroup` without signals — for `body`; then triggers a graceful shutdown and waits for
 /// the group to finish (at most the group's grace period, 10 s, then it is cancelled).
 func withInProcessProxy<T: Sendable>(
-    origin: URL, store: any CacheStore, options: ProxyForwarder.Options = .init(),
+    origin: URL, store: any CacheStore, options: ProxyForwarder.Options = .init(), idleTimeout: Duration? = nil,
     _ body: (InProcessProxy) async throws -> T
 ) async throws -> T {
     let forwarder = ProxyForwarder(origin: origin, store: store, transport: HTTP1Transport(headTimeout: .seconds(20)),
                                    metrics: ProxyMetrics(), options: options)
     let entries = LogEntries()
     let (ports, portSink) = AsyncStream.makeStream(of: Listener.self)
-    let server = ProxyServer(forwarder: forwarder, host: "127.0.0.1", port: 0, logger: quietLogger,
+    var server = ProxyServer(forwarder: forwarder, host: "127.0.0.1", port: 0, logger: quietLogger,
                              onListening: { portSink.yield(.proxy($0)) }, log: { entries.append($0) })
+    if let idleTimeout { server.idleTimeout = idleTimeout }
     let endpoints = server.operatorServer(host: "127.0.0.1", port: 0) { portSink.yield(.operatorEndpoints($0)) }
     var configuration = ServiceGroupConfiguration(services: [endpoints, server], logger: quietLogger)
     configuration.maximumGracefulShutdownDuration = .seconds(10)

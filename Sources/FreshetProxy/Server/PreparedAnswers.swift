@@ -8,7 +8,9 @@ import NIOHTTPTypesHTTP1
 /// Stored responses as the proxy writes them: the client's head (``ProxyForwarder/storedHead(_:)``
 /// as NIO's HTTP/1 head) and the body in a `ByteBuffer`, made once per stored response
 /// (``FreshetCache/CachedResponse/Version``), and the head with `X-Cache` and `Age` once per
-/// second of age — so a hit allocates nothing for its answer and converts nothing.
+/// second of age — so a hit allocates nothing for its answer and converts nothing. The head is
+/// kept twice: as NIO's head for its encoder, and as the bytes that encoder would write, for the
+/// raw hit path (``RawHitHandler``) that writes below it.
 ///
 /// Shared by every connection of a server. Bounded: past ``capacity`` stored responses or
 /// ``capacityBytes`` of bodies it starts over (a `VersionedMemo`, one lock per answer).
@@ -16,15 +18,19 @@ struct PreparedAnswers: Sendable {
     /// A head and body ready to write.
     struct Ready: Sendable {
         var head: HTTPResponseHead
+        /// `head` as HTTP/1.1 bytes, its closing empty line included.
+        var headBytes: ByteBuffer
         var body: ByteBuffer
     }
 
     /// One stored response, prepared, and its head for the last age and outcome asked for.
     private struct Entry: Sendable {
-        var base: Ready
+        /// The stored head without `Age`, `X-Cache` and `Cache-Status`.
+        var base: HTTPResponseHead
+        var body: ByteBuffer
         var age: Int
         var outcome: CacheOutcome
-        var head: HTTPResponseHead
+        var answer: Ready
     }
 
     static let capacity = 4096
@@ -38,17 +44,39 @@ struct PreparedAnswers: Sendable {
     /// The head (with `X-Cache: outcome` and `Age: age`) and body for `stored`.
     func answer(for stored: CachedResponse, age: Int, outcome: CacheOutcome) -> Ready {
         memo.withValue(for: stored, make: {
-            let base = Ready(head: HTTPResponseHead(ProxyForwarder.storedHead(stored)), body: ByteBuffer(bytes: stored.body))
-            let entry = Entry(base: base, age: age, outcome: outcome, head: Self.head(base.head, age: age, outcome: outcome))
+            let base = HTTPResponseHead(ProxyForwarder.storedHead(stored))
+            let body = ByteBuffer(bytes: stored.body)
+            let entry = Entry(base: base, body: body, age: age, outcome: outcome,
+                              answer: Self.ready(base, body: body, age: age, outcome: outcome))
             return (entry, stored.body.count)
         }) { entry in
             if entry.age != age || entry.outcome != outcome {
-                entry.head = Self.head(entry.base.head, age: age, outcome: outcome)
+                entry.answer = Self.ready(entry.base, body: entry.body, age: age, outcome: outcome)
                 entry.age = age
                 entry.outcome = outcome
             }
-            return Ready(head: entry.head, body: entry.base.body)
+            return entry.answer
         }
+    }
+
+    private static func ready(_ base: HTTPResponseHead, body: ByteBuffer, age: Int, outcome: CacheOutcome) -> Ready {
+        let head = head(base, age: age, outcome: outcome)
+        return Ready(head: head, headBytes: bytes(of: head), body: body)
+    }
+
+    /// `head` as NIO's HTTP/1 encoder writes it when its fields already frame the body (a stored
+    /// response's head carries its `Content-Length`): status line, fields, empty line.
+    static func bytes(of head: HTTPResponseHead) -> ByteBuffer {
+        var buffer = ByteBuffer()
+        buffer.writeString("HTTP/\(head.version.major).\(head.version.minor) \(head.status.code) \(head.status.reasonPhrase)\r\n")
+        for (name, value) in head.headers {
+            buffer.writeString(name)
+            buffer.writeStaticString(": ")
+            buffer.writeString(value)
+            buffer.writeStaticString("\r\n")
+        }
+        buffer.writeStaticString("\r\n")
+        return buffer
     }
 
     private static func head(_ base: HTTPResponseHead, age: Int, outcome: CacheOutcome) -> HTTPResponseHead {

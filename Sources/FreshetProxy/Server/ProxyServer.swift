@@ -53,6 +53,10 @@ public struct ProxyServer: Service, Sendable {
     /// status, cache outcome or `-`, duration; ` aborted` appended when the answer could not be
     /// sent to the end); ``ProxyLogEntry/json`` is `--log-format json`'s.
     public var log: (@Sendable (ProxyLogEntry) -> Void)?
+    /// How long a client connection may sit idle — nothing read, nothing answered, no answer
+    /// being written — before the server closes it (75 s by default, as nginx's
+    /// `keepalive_timeout`).
+    public var idleTimeout: Duration = .seconds(75)
     /// Where the server is in its life: starting, serving, draining, stopped (for `/healthz`).
     /// Copies of a server share it.
     public let status = ProxyServerStatus()
@@ -84,13 +88,13 @@ public struct ProxyServer: Service, Sendable {
         let log = self.log
         let onListening = self.onListening
         let port = self.port
+        let idleTimeout = self.idleTimeout
         let status = self.status
         // Hummingbird's HTTP/1.1 server with the hit handler in its pipeline: hits are answered on
         // the event loop, everything else by `respond` in a task of its own.
-        let prepared = PreparedAnswers()
+        let answering = HitAnswering(forwarder: forwarder, prepared: PreparedAnswers(), log: log)
         let builder = HTTPServerBuilder { responder in
-            ProxyHTTP1Channel(responder: responder, idleTimeout: .seconds(75), forwarder: forwarder, prepared: prepared,
-                              log: log)
+            ProxyHTTP1Channel(responder: responder, idleTimeout: idleTimeout, answering: answering)
         }
         let server = try builder.buildServer(
             configuration: ServerConfiguration(address: .hostname(host, port: port), serverName: nil),
