@@ -70,6 +70,7 @@ struct RawHitPathTests {
               "GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n",
               "GET / HTTP/1.1\r\nHost: a\r\nConnection: keep-alive, x-secret\r\n\r\n",
               "GET / HTTP/1.1\r\nHost: a\r\nKeep-Alive: timeout=5\r\n\r\n",
+              "GET / HTTP/1.1\r\nHost: a\r\nProxy-Connection: close\r\n\r\n",
               "GET / HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\n\r\n",
               "GET / HTTP/1.1\r\nHost: a\r\nUpgrade: websocket\r\n\r\n",
               "GET / HTTP/1.1\r\nAccept: */*\r\n\r\n",

@@ -51,8 +51,12 @@ final class ProxyHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
         self.answering = answering
     }
 
-    /// Some request the decoder passed on is not answered to its end yet.
-    var busy: Bool { pending > 0 || swallowing }
+    /// The decoder or a handler after it failed: what the connection answers next is the
+    /// failure's (Hummingbird's `400`, then a close), never a hit.
+    private var failed = false
+
+    /// Some request the decoder passed on is not answered to its end yet, or the connection failed.
+    var busy: Bool { pending > 0 || swallowing || failed }
 
     /// A request has been read whole and its answer is still being written (an idle timeout
     /// waits for it).
@@ -73,7 +77,7 @@ final class ProxyHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
         case .head(let request):
             let knownMiss = nextIsKnownMiss
             nextIsKnownMiss = false
-            if pending == 0, !knownMiss, let codec, Self.mayAnswerHere(request) {
+            if pending == 0, !failed, !knownMiss, let codec, Self.mayAnswerHere(request) {
                 let start = ContinuousClock.now
                 if let answer = answering.forwarder.answerFromMemory(request) {
                     swallowing = true
@@ -112,6 +116,11 @@ final class ProxyHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        failed = true
+        context.fireErrorCaught(error)
+    }
+
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         if case .end = unwrapOutboundIn(data) {
             pending = max(0, pending - 1)
@@ -144,7 +153,8 @@ struct HitAnswering: Sendable {
     }
 }
 
-/// Hummingbird's HTTP/1.1 child channel with ``ProxyHitHandler`` in the pipeline.
+/// Hummingbird's HTTP/1.1 child channel with ``RawHitHandler`` first in the pipeline and
+/// ``ProxyHitHandler`` after the connection-state handler.
 struct ProxyHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
     typealias Value = NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>
 

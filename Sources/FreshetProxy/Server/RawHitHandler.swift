@@ -19,10 +19,13 @@ import NIOCore
 ///
 /// It also keeps the connection's idle timeout, which Hummingbird's connection-state handler
 /// cannot (it never sees the hits answered here): a connection is closed when nothing was read or
-/// answered for `idleTimeout`, unless a request read whole is still being answered.
-final class RawHitHandler: ChannelInboundHandler, RemovableChannelHandler {
+/// answered for `idleTimeout`, unless a request read whole is still being answered. And it stops
+/// reading while hits answered on the event loop wait to be written (see ``read(context:)``).
+final class RawHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
+    typealias OutboundIn = IOData
+    typealias OutboundOut = IOData
 
     private let answering: HitAnswering
     private let hits: ProxyHitHandler
@@ -31,6 +34,9 @@ final class RawHitHandler: ChannelInboundHandler, RemovableChannelHandler {
     private var decoderHoldsNothing = true
     private var lastAnswered = NIODeadline.now()
     private var idleTask: Scheduled<Void>?
+    /// A read the channel asked for while hits answered on the event loop were waiting to be
+    /// written, made once they are.
+    private var heldRead = false
 
     init(answering: HitAnswering, hits: ProxyHitHandler, idleTimeout: Duration) {
         self.answering = answering
@@ -41,12 +47,15 @@ final class RawHitHandler: ChannelInboundHandler, RemovableChannelHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         var buffer = unwrapInboundIn(data)
         var answered = false
-        while decoderHoldsNothing, !hits.busy, buffer.readableBytes > 0, context.channel.isWritable,
+        /// The length of the head recognised but not answered here, the decoder's next request.
+        var passedOn: Int?
+        while decoderHoldsNothing, !hits.busy, buffer.readableBytes > 0,
               let head = buffer.withUnsafeReadableBytes(RawRequestHead.recognise) {
             let outcome = answer(head.request, context: context)
             guard outcome == .answered else {
                 // The decoder reads this request next; a miss need not be looked up again there.
                 hits.nextIsKnownMiss = outcome == .absent
+                passedOn = head.length
                 break
             }
             buffer.moveReaderIndex(forwardBy: head.length)
@@ -57,10 +66,33 @@ final class RawHitHandler: ChannelInboundHandler, RemovableChannelHandler {
             context.flush()
         }
         guard buffer.readableBytes > 0 else { return }
-        if decoderHoldsNothing {
+        // A miss read alone (the usual case) is known to be one whole head without reading it again.
+        if decoderHoldsNothing, passedOn != buffer.readableBytes {
             decoderHoldsNothing = buffer.withUnsafeReadableBytes(RawRequestHead.areWholeHeads)
         }
         context.fireChannelRead(wrapInboundOut(buffer))
+    }
+
+    // MARK: - Back-pressure
+
+    /// No more bytes are read while answers to hits (this handler's or ``ProxyHitHandler``'s,
+    /// which no task waits on) fill the channel past its high-water mark: a client that pipelines
+    /// hits and never reads its answers cannot make the proxy buffer without bound. A request the
+    /// pipeline is answering keeps Hummingbird's own back-pressure.
+    func read(context: ChannelHandlerContext) {
+        if !context.channel.isWritable, !hits.busy {
+            heldRead = true
+        } else {
+            context.read()
+        }
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if heldRead, context.channel.isWritable {
+            heldRead = false
+            context.read()
+        }
+        context.fireChannelWritabilityChanged()
     }
 
     private enum Outcome { case answered, absent, elsewhere }

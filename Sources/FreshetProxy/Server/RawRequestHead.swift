@@ -7,12 +7,13 @@ import HTTPTypes
 /// NIO's decoder as before: `GET` or `HEAD`, an origin-form target of visible ASCII without `#`,
 /// `HTTP/1.1`, fields of token names and visible-ASCII values (spaces and tabs inside), lines
 /// ended by CRLF, exactly one `Host`, the whole head in the bytes and at most ``maxLength`` of
-/// them. No `Content-Length`, `Transfer-Encoding`, `Expect`, `Upgrade`, `Keep-Alive`, and no
-/// `Connection` but `Connection: keep-alive` (HTTP/1.1's default, dropped). So the request has no
-/// body and its end is the empty line, for every reader: nothing here can be framed two ways.
-/// Whatever it accepts, NIO's decoder accepts too, and the ``HTTPRequest`` is the one
-/// `HTTP1ToHTTPServerCodec` would make of it (`http` scheme, the `Host` as authority and out of
-/// the fields, values without surrounding whitespace).
+/// them. No `Content-Length`, `Transfer-Encoding`, `Expect`, `Upgrade`, `Keep-Alive`,
+/// `Proxy-Connection`, and no `Connection` but `Connection: keep-alive` (HTTP/1.1's default). So
+/// the request has no body and its end is the empty line, for every reader: nothing here can be
+/// framed two ways. Whatever it accepts, NIO's decoder accepts too, and the ``HTTPRequest`` is
+/// the one `HTTP1ToHTTPServerCodec` would make of it (`http` scheme, the `Host` as authority and
+/// out of the fields, values without surrounding whitespace) but for `Connection: keep-alive`,
+/// which is dropped (a hop-by-hop field, never part of a lookup).
 struct RawRequestHead {
     /// The request, as the HTTPTypes codec would hand it on.
     var request: HTTPRequest
@@ -85,7 +86,9 @@ struct RawRequestHead {
                 authority = value
             case .connection:
                 guard value.lowercased() == "keep-alive" else { return nil }
-            case .contentLength, .transferEncoding, .expect, .upgrade, .keepAlive:
+            case .contentLength, .transferEncoding, .expect, .upgrade, .keepAlive, .proxyConnection:
+                // `Proxy-Connection` too: llhttp reads it as `Connection` (a `close` there ends
+                // the connection for the decoder).
                 return nil
             default:
                 fields.append(HTTPField(name: name, value: value))
@@ -135,4 +138,6 @@ extension HTTPField.Name {
     static let hostField = HTTPField.Name("Host")!
     /// `Keep-Alive` (RFC 2068), a hop-by-hop field.
     static let keepAlive = HTTPField.Name("Keep-Alive")!
+    /// `Proxy-Connection`, an old clients' `Connection` that llhttp honours as one.
+    static let proxyConnection = HTTPField.Name("Proxy-Connection")!
 }
