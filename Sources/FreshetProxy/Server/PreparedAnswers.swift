@@ -27,7 +27,6 @@ struct PreparedAnswers: Sendable {
     private struct Entry: Sendable {
         /// The stored head without `Age`, `X-Cache` and `Cache-Status`.
         var base: HTTPResponseHead
-        var body: ByteBuffer
         var age: Int
         var outcome: CacheOutcome
         var answer: Ready
@@ -45,13 +44,12 @@ struct PreparedAnswers: Sendable {
     func answer(for stored: CachedResponse, age: Int, outcome: CacheOutcome) -> Ready {
         memo.withValue(for: stored, make: {
             let base = HTTPResponseHead(ProxyForwarder.storedHead(stored))
-            let body = ByteBuffer(bytes: stored.body)
-            let entry = Entry(base: base, body: body, age: age, outcome: outcome,
-                              answer: Self.ready(base, body: body, age: age, outcome: outcome))
+            let entry = Entry(base: base, age: age, outcome: outcome,
+                              answer: Self.ready(base, body: ByteBuffer(bytes: stored.body), age: age, outcome: outcome))
             return (entry, stored.body.count)
         }) { entry in
             if entry.age != age || entry.outcome != outcome {
-                entry.answer = Self.ready(entry.base, body: entry.body, age: age, outcome: outcome)
+                entry.answer = Self.ready(entry.base, body: entry.answer.body, age: age, outcome: outcome)
                 entry.age = age
                 entry.outcome = outcome
             }
