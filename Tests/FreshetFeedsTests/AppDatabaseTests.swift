@@ -203,6 +203,42 @@ struct AppDatabaseTests {
         #expect(try await store.variants(forKey: "fresh").count == 1)
     }
 
+    @Test("A file that passed the check is not read whole again until it changes")
+    func checkRunsOnlyWhenTheFileChanged() async throws {
+        let temporary = try StoreTemporaryDirectory()
+        defer { temporary.remove() }
+        try await makeFilledDatabase(in: temporary.url)
+        let file = temporary.url.appendingPathComponent("freshet.sqlite")
+        // A modification time in whole seconds, which FileManager can put back exactly.
+        let time = Date(timeIntervalSince1970: 1_700_000_000)
+        try FileManager.default.setAttributes([.modificationDate: time], ofItemAtPath: file.path)
+        // This open checks the file and records it as checked.
+        try AppDatabase(directory: temporary.url).writer.close()
+        #expect(try files(in: temporary.url).contains("freshet.sqlite-checked"))
+
+        // Damage the last page in place, and put the modification time back.
+        let size = try #require(FileManager.default.attributesOfItem(atPath: file.path)[.size] as? NSNumber).intValue
+        try #require(size > 16_384)
+        let handle = try FileHandle(forWritingTo: file)
+        try handle.seek(toOffset: UInt64(size - 4096))
+        try handle.write(contentsOf: Data(repeating: 0xA5, count: 4096))
+        try handle.close()
+        try FileManager.default.setAttributes([.modificationDate: time], ofItemAtPath: file.path)
+
+        // The file looks as it did when it passed: it opens without being read whole.
+        let unchanged = Warnings()
+        try AppDatabase(directory: temporary.url, warn: unchanged.sink).writer.close()
+        #expect(unchanged.all.isEmpty)
+
+        // Once it has changed (here: its time), it is checked again and the damage is found.
+        try FileManager.default.setAttributes([.modificationDate: time.addingTimeInterval(1)], ofItemAtPath: file.path)
+        let changed = Warnings()
+        let database = try AppDatabase(directory: temporary.url, warn: changed.sink)
+        defer { try? database.close() }
+        #expect(changed.all.count == 1)
+        #expect(changed.all.first?.contains("moved aside") == true)
+    }
+
     @Test func healthyDatabaseGivesNoWarning() async throws {
         let temporary = try StoreTemporaryDirectory()
         defer { temporary.remove() }
