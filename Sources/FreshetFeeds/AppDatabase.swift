@@ -259,10 +259,16 @@ private struct CheckStamp {
         return String(decoding: data, as: UTF8.self) == now
     }
 
-    /// Records the file as checked (best effort, `0600`).
+    /// Records the file as checked (best effort, `0600`, not synced: a stamp lost or torn in a
+    /// crash only means one more check).
     func record() {
         guard let now = identity() else { return }
-        _ = FileManager.default.createFile(atPath: stampPath, contents: Data(now.utf8), attributes: [.posixPermissions: 0o600])
+        let descriptor = Glue.open(stampPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { return }
+        let bytes = Array(now.utf8)
+        let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+        _ = Glue.close(descriptor)
+        if written != bytes.count { _ = unlink(stampPath) }
     }
 }
 
