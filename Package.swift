@@ -137,6 +137,8 @@ let package = Package(
                 "Freshet", "FreshetCache", "GitHubAPI", "HackerNewsAPI", "DaumSearchAPI",
                 .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
                 .product(name: "GRDB", package: "GRDB.swift"),
+                // SQLite's C API, for the write-ahead log's checkpoint hook (AppDatabase).
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),

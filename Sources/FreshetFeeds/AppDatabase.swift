@@ -1,6 +1,8 @@
 import Foundation
 import FreshetCache
 import GRDB
+import GRDBSQLite
+import Synchronization
 
 #if canImport(Darwin)
 import Darwin
@@ -27,9 +29,10 @@ import Musl
 /// its place, and `warn` is told. Opening never traps on a bad file. The check reads every page
 /// (some 60 ms for a full 100 MiB cache), so it runs only when the file changed since it last
 /// passed: `freshet.sqlite-checked` holds the file's device, inode, size and modification time
-/// as they were then. The file changes when SQLite folds the write-ahead log into it (every
-/// 1,000 pages written, or on ``close()``), or when anything else writes it; a run that only
-/// reads, or whose writes wait in the log, opens without reading the whole file.
+/// as they were then. When this process folds the write-ahead log into the file (every 1,000
+/// pages written, as SQLite's own automatic checkpoint does, and in ``close()``), it records the
+/// file again: what it wrote went through SQLite into a file it had checked. Anything else that
+/// changes the file — another program, a crash before the record — costs the next open a check.
 public final class AppDatabase: Sendable {
     /// Which tables the database gets: the libraries whose migrations run when it opens.
     public struct Schema: Sendable {
@@ -60,6 +63,8 @@ public final class AppDatabase: Sendable {
     public let path: URL?
     /// The directory holding the database; `nil` for a writer given directly.
     public let directory: URL?
+    /// Records the file as checked after this process's checkpoints; `nil` for a writer given directly.
+    private let checkpoints: CheckpointRecorder?
 
     /// The directory the database lives in by default: `$FRESHET_HOME` when set and non-empty,
     /// else `$XDG_CACHE_HOME/freshet` (when set to an absolute path), else `~/.cache/freshet`
@@ -107,12 +112,14 @@ public final class AppDatabase: Sendable {
 
         var migrator = DatabaseMigrator()
         schema.register(&migrator)
+        let checkpoints = CheckpointRecorder(stamp: CheckStamp(path: path))
+        self.checkpoints = checkpoints
         do {
-            writer = try Self.open(path: path, migrator: migrator)
+            writer = try Self.open(path: path, migrator: migrator, checkpoints: checkpoints)
         } catch let failure as CorruptDatabase {
             let aside = try Self.moveAside(path)
             warn("freshet: the database \(path.path) is not usable (\(failure.reason)); it was moved aside to \(aside.path); starting with an empty store")
-            writer = try Self.open(path: path, migrator: migrator)
+            writer = try Self.open(path: path, migrator: migrator, checkpoints: checkpoints)
         }
     }
 
@@ -127,13 +134,19 @@ public final class AppDatabase: Sendable {
         self.writer = writer
         path = nil
         directory = nil
+        checkpoints = nil
     }
 
     /// Folds the write-ahead log into the database file (so `-wal` is empty) and closes every
     /// connection. Optional: the pool also closes when the last reference goes away. Reads and
     /// writes fail afterwards.
     public func close() throws {
-        if path != nil { try? writer.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) } }
+        if path != nil {
+            try? writer.writeWithoutTransaction { db in
+                _ = try db.checkpoint(.truncate)
+                checkpoints?.recordIfChecked()
+            }
+        }
         try writer.close()
     }
 
@@ -156,7 +169,7 @@ public final class AppDatabase: Sendable {
 
     /// Opens the pool, checks the file, runs the migrations and tightens file modes. Throws
     /// ``CorruptDatabase`` when the file is not a usable SQLite database.
-    private static func open(path: URL, migrator: DatabaseMigrator) throws -> DatabasePool {
+    private static func open(path: URL, migrator: DatabaseMigrator, checkpoints: CheckpointRecorder) throws -> DatabasePool {
         try prepareFile(path)
         var configuration = Configuration()
         configuration.busyMode = .timeout(5)
@@ -164,6 +177,7 @@ public final class AppDatabase: Sendable {
         configuration.label = "freshet"
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
+            checkpoints.install(on: db)
         }
 
         let pool: DatabasePool
@@ -173,19 +187,19 @@ public final class AppDatabase: Sendable {
             throw CorruptDatabase(error) ?? error
         }
         do {
-            let stamp = CheckStamp(path: path)
-            let checked = stamp.matchesFile()
+            let checked = checkpoints.stamp.matchesFile()
             if !checked {
                 let problems = try pool.read { db in try String.fetchAll(db, sql: "PRAGMA quick_check") }
                 if problems != ["ok"] {
                     throw CorruptDatabase(reason: "quick_check: " + problems.prefix(3).joined(separator: "; "))
                 }
             }
+            checkpoints.fileIsChecked()
             try migrator.migrate(pool)
             // Migrations wrote, so the WAL and shared-memory files exist now. SQLite creates them
             // with the database file's mode; make sure, in case they predate this code.
             for file in companionPaths(of: path) { tighten(file) }
-            if !checked { stamp.record() }
+            if !checked { checkpoints.stamp.record() }
             return pool
         } catch {
             try? pool.close()
@@ -237,7 +251,7 @@ public final class AppDatabase: Sendable {
 /// What `freshet.sqlite-checked` records: the database file as it was when `PRAGMA quick_check`
 /// last passed (device, inode, size, modification time to the nanosecond). Read and written under
 /// the open's file lock; unreadable or unwritable, it only means the next open checks again.
-private struct CheckStamp {
+private struct CheckStamp: Sendable {
     let path: URL
     var stampPath: String { path.path + "-checked" }
 
@@ -269,6 +283,46 @@ private struct CheckStamp {
         let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
         _ = Glue.close(descriptor)
         if written != bytes.count { _ = unlink(stampPath) }
+    }
+}
+
+/// Takes over SQLite's automatic checkpoint (`sqlite3_wal_hook` replaces it) to do the same —
+/// a passive checkpoint once the log holds 1,000 pages — and then record the file as checked,
+/// once this process has checked it (or found it recorded as checked) at open.
+private final class CheckpointRecorder: Sendable {
+    /// SQLite's default automatic checkpoint threshold, in pages of log.
+    static let threshold: Int32 = 1000
+
+    let stamp: CheckStamp
+    private let checked = Atomic<Bool>(false)
+
+    init(stamp: CheckStamp) {
+        self.stamp = stamp
+    }
+
+    /// Says the file passed the check, or was recorded as having passed it.
+    func fileIsChecked() {
+        checked.store(true, ordering: .releasing)
+    }
+
+    /// Records the file after a checkpoint, when it had been checked.
+    func recordIfChecked() {
+        if checked.load(ordering: .acquiring) { stamp.record() }
+    }
+
+    /// Installs the hook on `db`'s connection. The pool's configuration, which holds `self`,
+    /// outlives every connection, so the hook's unretained pointer stays valid.
+    func install(on db: Database) {
+        sqlite3_wal_hook(db.sqliteConnection, { context, connection, name, pages in
+            guard pages >= CheckpointRecorder.threshold, let context else { return SQLITE_OK }
+            var logged: Int32 = 0
+            var folded: Int32 = 0
+            let code = sqlite3_wal_checkpoint_v2(connection, name, SQLITE_CHECKPOINT_PASSIVE, &logged, &folded)
+            if code == SQLITE_OK, folded > 0 {
+                Unmanaged<CheckpointRecorder>.fromOpaque(context).takeUnretainedValue().recordIfChecked()
+            }
+            return SQLITE_OK
+        }, Unmanaged.passUnretained(self).toOpaque())
     }
 }
 

@@ -41,6 +41,21 @@ private func makeFilledDatabase(in directory: URL, count: Int = 60) async throws
     try database.close()
 }
 
+/// Whether `freshet.sqlite-checked` in `directory` describes `freshet.sqlite` as it is now (its
+/// inode, size and modification time; the time to the microsecond, as far as `Date` carries it).
+private func stampDescribesFile(in directory: URL) throws -> Bool {
+    let stamp = try String(contentsOf: directory.appendingPathComponent("freshet.sqlite-checked"), encoding: .utf8)
+    let fields = stamp.split(separator: " ").map { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+    guard fields.count == 5, let inode = fields[1], let size = fields[2], let seconds = fields[3], let nanoseconds = fields[4]
+    else { return false }
+    let attributes = try FileManager.default.attributesOfItem(atPath: directory.appendingPathComponent("freshet.sqlite").path)
+    guard let fileInode = attributes[.systemFileNumber] as? NSNumber, let fileSize = attributes[.size] as? NSNumber,
+          let modified = attributes[.modificationDate] as? Date
+    else { return false }
+    let recorded = Double(seconds) + Double(nanoseconds) / 1e9
+    return fileInode.intValue == inode && fileSize.intValue == size && abs(modified.timeIntervalSince1970 - recorded) < 1e-6
+}
+
 @Suite("The apps' database: where it lives, its files, damaged files, its schema")
 struct AppDatabaseTests {
     // MARK: Location
@@ -237,6 +252,30 @@ struct AppDatabaseTests {
         defer { try? database.close() }
         #expect(changed.all.count == 1)
         #expect(changed.all.first?.contains("moved aside") == true)
+    }
+
+    @Test("The log folded into the file by this process leaves the file recorded as checked")
+    func ownCheckpointsKeepTheRecord() async throws {
+        let temporary = try StoreTemporaryDirectory()
+        defer { temporary.remove() }
+        let database = try AppDatabase(directory: temporary.url)
+        #expect(try stampDescribesFile(in: temporary.url))
+        let sizeAtOpen = try #require(FileManager.default.attributesOfItem(
+            atPath: temporary.url.appendingPathComponent("freshet.sqlite").path)[.size] as? NSNumber).intValue
+
+        // Some 1,300 pages of log: past 1,000 the log is folded into the file, which grows.
+        let store = SQLiteCacheStore(writer: database.writer)
+        for index in 0..<1_200 {
+            try await store.save(storeSample(key: "k\(index)", bodySize: 4_000))
+        }
+        try await store.flush()
+        let sizeAfter = try #require(FileManager.default.attributesOfItem(
+            atPath: temporary.url.appendingPathComponent("freshet.sqlite").path)[.size] as? NSNumber).intValue
+        #expect(sizeAfter > sizeAtOpen + 1_000 * 4_096, "the log was folded into the file")
+        #expect(try stampDescribesFile(in: temporary.url))
+
+        try database.close()
+        #expect(try stampDescribesFile(in: temporary.url))
     }
 
     @Test func healthyDatabaseGivesNoWarning() async throws {
