@@ -27,7 +27,9 @@ public enum TextLayout {
         var columns = 0
         var previous: Unicode.Scalar?
         for scalar in scalars {
-            if scalar.properties.isEmojiModifier, previous?.properties.isEmojiModifierBase == true {
+            // Emoji_Modifier is exactly the five skin tones U+1F3FB–U+1F3FF: a range test, not a
+            // property lookup for every scalar of every line.
+            if (0x1F3FB...0x1F3FF).contains(scalar.value), previous?.properties.isEmojiModifierBase == true {
                 previous = scalar
                 continue
             }
