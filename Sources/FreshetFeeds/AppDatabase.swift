@@ -249,8 +249,9 @@ public final class AppDatabase: Sendable {
 }
 
 /// What `freshet.sqlite-checked` records: the database file as it was when `PRAGMA quick_check`
-/// last passed (device, inode, size, modification time to the nanosecond). Read and written under
-/// the open's file lock; unreadable or unwritable, it only means the next open checks again.
+/// last passed (device, inode, size, modification time to the nanosecond). Read at open, under its
+/// file lock; written then and after this process's checkpoints. Unreadable, unwritable or torn,
+/// it only means the next open checks again.
 private struct CheckStamp: Sendable {
     let path: URL
     var stampPath: String { path.path + "-checked" }
