@@ -63,6 +63,17 @@ public final class AppContext: Sendable {
         }
     }
 
+    /// ``flush()``, then closes the database (``AppDatabase/close()``): call it as the process
+    /// ends; the context is not usable afterwards.
+    public func close() async {
+        await flush()
+        do {
+            try database.close()
+        } catch {
+            warn("could not close the database: \(error)")
+        }
+    }
+
     /// A client for GitHub: the token (if any) as `Authorization: Bearer`, the standard
     /// middleware chain, and the HTTP cache serving stored data when the network fails.
     public func gitHub() -> APIClient {

@@ -138,16 +138,15 @@ public final class AppDatabase: Sendable {
     }
 
     /// Folds the write-ahead log into the database file (so `-wal` is empty) and closes every
-    /// connection. Optional: the pool also closes when the last reference goes away. Reads and
-    /// writes fail afterwards.
+    /// connection. Reads and writes fail afterwards.
+    ///
+    /// Call it before the process ends. A process that ends with the database open leaves its log
+    /// behind, and SQLite's next open reads all of it (it cannot know what was already folded
+    /// into the file): the log then only grows, and so does every later start.
     public func close() throws {
-        if path != nil {
-            try? writer.writeWithoutTransaction { db in
-                _ = try db.checkpoint(.truncate)
-                checkpoints?.recordIfChecked()
-            }
-        }
+        if path != nil { try? writer.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) } }
         try writer.close()
+        checkpoints?.recordIfChecked()
     }
 
     // MARK: - Opening

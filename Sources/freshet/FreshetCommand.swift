@@ -33,9 +33,9 @@ struct FreshetCommand: AsyncParsableCommand {
             } else {
                 try command.run()
             }
-            await OpenContexts.shared.flushAll()
+            await OpenContexts.shared.closeAll()
         } catch {
-            await OpenContexts.shared.flushAll()
+            await OpenContexts.shared.closeAll()
             let code = exitCode(for: error)
             if code == .validationFailure {
                 printError(fullMessage(for: error))

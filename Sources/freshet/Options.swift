@@ -138,8 +138,9 @@ func openContext(_ configuration: AppConfiguration, transport: any ClientTranspo
     }
 }
 
-/// The app contexts this process opened, flushed once when the command ends (however it ends),
-/// so what the HTTP cache kept in memory is on disk for the next run.
+/// The app contexts this process opened, closed once when the command ends (however it ends),
+/// so what the HTTP cache kept in memory is on disk for the next run and the database's log is
+/// folded into it (a log left behind is read whole by every later start).
 final class OpenContexts: Sendable {
     static let shared = OpenContexts()
     private let contexts = Mutex<[AppContext]>([])
@@ -148,10 +149,10 @@ final class OpenContexts: Sendable {
         contexts.withLock { $0.append(context) }
     }
 
-    /// Flushes and forgets every context.
-    func flushAll() async {
+    /// Closes (flushing first) and forgets every context.
+    func closeAll() async {
         for context in contexts.withLock({ list in defer { list = [] }; return list }) {
-            await context.flush()
+            await context.close()
         }
     }
 }

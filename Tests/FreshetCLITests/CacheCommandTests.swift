@@ -90,6 +90,20 @@ struct CacheCommandTests {
         }
     }
 
+    @Test("A command ends with its writes folded into the database: no log is left for the next start to read")
+    func noLogLeftBehind() async throws {
+        try await withFreshetCLI { cli in
+            // A cold run writes the answer and its events; a warm one writes LRU stamps and counters.
+            for _ in 0..<2 {
+                let run = try await cli.run("feed", "--limit", "5")
+                #expect(run.status == 0)
+                let wal = cli.home.appendingPathComponent("freshet.sqlite-wal").path
+                let size = (try? FileManager.default.attributesOfItem(atPath: wal)[.size] as? Int) ?? 0
+                #expect(size == 0, "freshet.sqlite-wal holds \(size) bytes")
+            }
+        }
+    }
+
     @Test("Database files are private (0600)")
     func filePermissions() async throws {
         try await withFreshetCLI { cli in
