@@ -122,7 +122,7 @@ func startConfiguration() throws -> AppConfiguration {
     }
 }
 
-/// Opens the app context (its database) for `configuration`, registered to be flushed at exit;
+/// Opens the app context (its database) for `configuration`, registered to be closed at exit;
 /// a database that cannot be opened is reported with the reason and what to do.
 func openContext(_ configuration: AppConfiguration, transport: any ClientTransport, logger: Logger?,
                  decompression: (any ClientMiddleware)? = nil) throws -> AppContext {
