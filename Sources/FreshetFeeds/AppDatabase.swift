@@ -143,11 +143,23 @@ public final class AppDatabase: Sendable {
     /// Call it before the process ends. A process that ends with the database open leaves its log
     /// behind, and SQLite's next open reads all of it (it cannot know what was already folded
     /// into the file): the log then only grows, and so does every later start.
+    ///
+    /// Emptying the log waits for other processes' readers and writers (a busy `freshet proxy`
+    /// on the same file always has some) for at most 200 ms, not the 5 s busy timeout;
+    /// when they are still there, the log is left to the last process that closes.
     public func close() throws {
-        if path != nil { try? writer.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) } }
+        if path != nil {
+            try? writer.writeWithoutTransaction { db in
+                sqlite3_busy_timeout(db.sqliteConnection, Self.closeWaitMilliseconds)
+                _ = try db.checkpoint(.truncate)
+            }
+        }
         try writer.close()
         checkpoints?.recordIfChecked()
     }
+
+    /// How long ``close()`` waits for other processes to let it empty the log.
+    private static let closeWaitMilliseconds: Int32 = 200
 
     // MARK: - Opening
 
