@@ -1,6 +1,6 @@
 // freshet-bench-client — the Swift side of bench/run's client-throughput case.
 //
-//   freshet-bench-client --mode freshet|ahc|urlsession --url URL --requests N --concurrency C
+//   freshet-bench-client --mode freshet|ahc|urlsession|transport --url URL --requests N --concurrency C
 //                        [--warmup W] [--timeout SECONDS] [--chain LIST] [--pool P]
 //
 // Sends W untimed warm-up GETs (default 2×C, to open the keep-alive connections), then N timed
@@ -13,7 +13,10 @@
 //               and the full standard middleware chain (redirect, retry, rate limit, coalescing);
 //               no cache. Bodies are read as raw bytes (Endpoint.raw), not decoded.
 //               --chain picks the middlewares instead (diagnostics): a comma-separated subset of
-//               redirect,retry,ratelimit,coalescing in that order, or `none` for APIClient alone.
+//               redirect,retry,ratelimit,coalescing in that order, `none` for APIClient with only
+//               the decompression middleware APIClient.live adds, or `bare` for APIClient alone.
+//   transport   Transports.asyncHTTPClient() alone (diagnostics): the request sent and its body
+//               collected, no APIClient.
 //   ahc         AsyncHTTPClient directly, configured exactly like Freshet's shared client
 //               (Transports.sharedHTTPClient: same timeouts, no redirects or decompression, the
 //               same HTTP/1.1 connections per host, Transports.maxConnectionsPerHost), body
@@ -32,6 +35,7 @@ import HTTPTypes
 import NIOHTTP1
 import NIOCore
 import NIOPosix
+import OpenAPIRuntime
 import Synchronization
 
 #if canImport(FoundationNetworking)
@@ -47,6 +51,7 @@ struct Options {
     var timeout = 300.0
     var chain: [String]?
     var pool: Int?
+    var bare = false
 
     static func parse(_ arguments: [String]) -> Options? {
         var options = Options()
@@ -66,14 +71,15 @@ struct Options {
             case "--pool": guard let v = value().flatMap(Int.init), v > 0 else { return nil }; options.pool = v
             case "--chain":
                 guard let v = value() else { return nil }
-                let names = v == "none" ? [] : v.split(separator: ",").map(String.init)
+                let names = v == "none" || v == "bare" ? [] : v.split(separator: ",").map(String.init)
                 guard names.allSatisfy(["redirect", "retry", "ratelimit", "coalescing"].contains) else { return nil }
                 options.chain = names
+                options.bare = v == "bare"
             default: return nil
             }
             index += 1
         }
-        guard ["freshet", "ahc", "urlsession"].contains(options.mode), URL(string: options.url)?.host != nil else {
+        guard ["freshet", "ahc", "urlsession", "transport"].contains(options.mode), URL(string: options.url)?.host != nil else {
             return nil
         }
         return options
@@ -83,7 +89,18 @@ struct Options {
 /// One GET: returns true on a 200 with a body.
 typealias Fetch = @Sendable (_ url: String) async -> Bool
 
-func makeFetch(mode: String, concurrency: Int, chain: [String]?, pool: Int?) -> Fetch {
+/// `scheme://host[:port]` of a URL, as text and parsed.
+struct OriginOf {
+    var text: String
+    var url: URL
+    init(_ string: String) {
+        let components = URLComponents(string: string)!
+        text = "\(components.scheme!)://\(components.host!)" + (components.port.map { ":\($0)" } ?? "")
+        url = URL(string: text)!
+    }
+}
+
+func makeFetch(mode: String, url: String, concurrency: Int, chain: [String]?, bare: Bool, pool: Int?) -> Fetch {
     switch mode {
     case "freshet":
         var middlewares = Middlewares.standard()
@@ -94,13 +111,31 @@ func makeFetch(mode: String, concurrency: Int, chain: [String]?, pool: Int?) -> 
             if chain.contains("ratelimit") { middlewares.append(RateLimitMiddleware()) }
             if chain.contains("coalescing") { middlewares.append(CoalescingMiddleware()) }
         }
-        let client = APIClient.live(baseURL: URL(string: "http://unused.invalid")!, middlewares: middlewares)
+        let client = APIClient.live(baseURL: URL(string: "http://unused.invalid")!, middlewares: middlewares,
+                                    decompressing: !bare)
         return { url in
             guard let absolute = URL(string: url) else { return false }
             let endpoint = Endpoint<Data>(path: [], absoluteURL: absolute) { data, _ in data }
             do {
                 let response = try await client.send(endpoint)
                 return response.status.code == 200 && !response.value.isEmpty
+            } catch {
+                return false
+            }
+        }
+    case "transport":
+        // Every URL has the same origin (--url's): only the target is cut off per request.
+        let transport: any ClientTransport = ProcessInfo.processInfo.environment["BENCH_RAW_TRANSPORT"] != nil
+            ? HTTPClientTransport(headTimeout: .seconds(30)) : Transports.asyncHTTPClient()
+        let origin = OriginOf(url)
+        return { url in
+            let request = HTTPRequest(method: .get, scheme: nil, authority: nil, path: String(url.dropFirst(origin.text.count)),
+                                      headerFields: [.accept: "application/json"])
+            do {
+                let (response, body) = try await transport.send(request, body: nil, baseURL: origin.url, operationID: "")
+                guard let body else { return false }
+                let data = try await Data(collecting: body, upTo: 10 * 1024 * 1024)
+                return response.status.code == 200 && !data.isEmpty
             } catch {
                 return false
             }
@@ -178,8 +213,8 @@ func run(_ fetch: @escaping Fetch, base: String, first: Int, count: Int, concurr
 
 guard let options = Options.parse(Array(CommandLine.arguments.dropFirst())) else {
     FileHandle.standardError.write(Data("""
-        usage: freshet-bench-client --mode freshet|ahc|urlsession --url URL --requests N --concurrency C \
-        [--warmup W] [--timeout SECONDS] [--chain redirect,retry,ratelimit,coalescing|none] [--pool P]\n
+        usage: freshet-bench-client --mode freshet|ahc|urlsession|transport --url URL --requests N --concurrency C \
+        [--warmup W] [--timeout SECONDS] [--chain redirect,retry,ratelimit,coalescing|none|bare] [--pool P]\n
         """.utf8))
     exit(1)
 }
@@ -192,7 +227,8 @@ Thread.detachNewThread {
     exit(3)
 }
 
-let fetch = makeFetch(mode: options.mode, concurrency: options.concurrency, chain: options.chain, pool: options.pool)
+let fetch = makeFetch(mode: options.mode, url: options.url, concurrency: options.concurrency, chain: options.chain,
+                      bare: options.bare, pool: options.pool)
 let warmup = options.warmup ?? 2 * options.concurrency
 let warmupFailures = await run(fetch, base: options.url, first: 1_000_000_000, count: warmup, concurrency: options.concurrency)
 let clock = ContinuousClock()
