@@ -81,7 +81,7 @@ public struct CoalescingMiddleware: ClientMiddleware, WholeResponseMiddleware {
         let result: Result<Exchange.Output, any Error>
         do {
             let data = try await APIClient.collect(responseBody, limit: maxBodyBytes, url: baseURL)
-            result = .success((response, data, ExchangeReport.current?.snapshot))
+            result = .success(Exchange.Output(response: response, body: data, report: ExchangeReport.current?.snapshot))
         } catch APIError.bodyTooLarge(let limit, _) {
             // The URL is built for the message only.
             let url = request.url(relativeTo: baseURL).map(Redaction.redact) ?? Redaction.redact(baseURL)
@@ -103,10 +103,23 @@ public struct CoalescingMiddleware: ClientMiddleware, WholeResponseMiddleware {
         return (output.response, request.method == .head ? nil : HTTPBody(output.body))
     }
 
-    static func varyingHeaders(_ request: HTTPRequest) -> [String] {
-        let names: [HTTPField.Name] = [.authorization, .accept, .acceptLanguage, .acceptEncoding, .cookie,
-                                       .ifNoneMatch, .ifModifiedSince, .range, .cacheControl]
-        return names.map { request.headerFields[values: $0].joined(separator: ", ") }
+    /// The fields that can change the answer, in the request's order: one pass over its fields
+    /// (a request carries a handful; looking each of these names up would index them all).
+    static let varyingNames: [HTTPField.Name] = [.authorization, .accept, .acceptLanguage, .acceptEncoding, .cookie,
+                                                 .ifNoneMatch, .ifModifiedSince, .range, .cacheControl]
+
+    /// The request's varying fields as one text: each line `name: value`, in the order the
+    /// request has them. Two requests whose varying fields differ only in order share no exchange
+    /// (a missed merge, never a wrong one).
+    static func varyingHeaders(_ request: HTTPRequest) -> String {
+        var text = ""
+        for field in request.headerFields where varyingNames.contains(field.name) {
+            text += field.name.canonicalName
+            text += ": "
+            text += field.value
+            text += "\n"
+        }
+        return text
     }
 
     /// The waiters' error when the owner was cancelled before the answer was complete.
@@ -116,12 +129,12 @@ public struct CoalescingMiddleware: ClientMiddleware, WholeResponseMiddleware {
         let method: String
         let base: String
         let path: String
-        let varying: [String]
+        let varying: String
         /// Hashed once: the registry's table hashes a key on insertion, lookup and removal, and
         /// again for its neighbours when one is removed (some 12,000 instructions a request).
         private let hash: Int
 
-        init(method: String, base: String, path: String, varying: [String]) {
+        init(method: String, base: String, path: String, varying: String) {
             (self.method, self.base, self.path, self.varying) = (method, base, path, varying)
             var hasher = Hasher()
             hasher.combine(method)
@@ -167,7 +180,13 @@ public struct CoalescingMiddleware: ClientMiddleware, WholeResponseMiddleware {
 
     /// One shared network exchange and the waiters for its result.
     final class Exchange: Sendable {
-        typealias Output = (response: HTTPResponse, body: Data, report: ExchangeReport.Snapshot?)
+        /// The shared answer: a struct, not a tuple, so that the generic types around it (`Result`,
+        /// the continuations) find its metadata without a runtime lookup per exchange.
+        struct Output: Sendable {
+            var response: HTTPResponse
+            var body: Data
+            var report: ExchangeReport.Snapshot?
+        }
         private struct State {
             var waiters: [Int: CheckedContinuation<Output, any Error>] = [:]
             var nextWaiter = 0
