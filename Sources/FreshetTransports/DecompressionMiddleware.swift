@@ -35,11 +35,13 @@ public struct DecompressionMiddleware: ClientMiddleware, StoredResponseAdapter, 
         next: @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?)
     ) async throws -> (HTTPResponse, HTTPBody?) {
         guard Self.applies(to: request) else { return try await next(request, body, baseURL) }
+        var request = request
+        request.headerFields.append(HTTPField(name: .acceptEncoding, value: Self.acceptEncoding))
         let (response, responseBody): (HTTPResponse, HTTPBody?)
         do {
             // Beneath, the cache judges an encoded body by what it decodes to (`ContentDecoder`).
             (response, responseBody) = try await ContentDecoding.$decoder.withValue(self) {
-                try await next(storedRequest(request), body, baseURL)
+                try await next(request, body, baseURL)
             }
         } catch let error as APIError {
             // A refusal raised beneath (the rate limit's) carries its body as it came: decoded here.
@@ -56,7 +58,7 @@ public struct DecompressionMiddleware: ClientMiddleware, StoredResponseAdapter, 
     public func storedRequest(_ request: HTTPRequest) -> HTTPRequest {
         guard Self.applies(to: request) else { return request }
         var request = request
-        request.headerFields[.acceptEncoding] = Self.acceptEncoding
+        request.headerFields.append(HTTPField(name: .acceptEncoding, value: Self.acceptEncoding))
         return request
     }
 
@@ -76,7 +78,7 @@ public struct DecompressionMiddleware: ClientMiddleware, StoredResponseAdapter, 
     /// Whether a request is one to ask for compression on: it names no `Accept-Encoding` and no
     /// `Range`, and is no transfer.
     static func applies(to request: HTTPRequest) -> Bool {
-        request.headerFields[.acceptEncoding] == nil && request.headerFields[.range] == nil && !TransferContext.isTransfer
+        !request.headerFields.contains { $0.name == .acceptEncoding || $0.name == .range } && !TransferContext.isTransfer
     }
 
     /// `head` without the fields that describe the encoded body.

@@ -137,6 +137,17 @@ public struct HTTPClientTransport: ClientTransport {
     public func send(_ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String) async throws
         -> (HTTPResponse, HTTPBody?)
     {
+        try await send(request, body: body, baseURL: baseURL, operationID: operationID, classifying: nil)
+    }
+
+    /// ``send(_:body:baseURL:operationID:)``; with `classifying`, the response body's failures are
+    /// classified and its chunks held to the deadline in the one wrapper the body gets anyway
+    /// (for ``ClassifyingTransport``, which would otherwise wrap it a second time).
+    func send(_ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String,
+              classifying: BodyClassification?) async throws -> (HTTPResponse, HTTPBody?)
+    {
+        let isTransfer = TransferContext.isTransfer
+        let isStream = TransferContext.isStream
         // `baseURL` has the request's scheme, host and port (all a proxy and the error messages
         // need; it may also carry a path prefix), so the URL is handed to AsyncHTTPClient as text,
         // which parses it: not parsed here a second time.
@@ -148,11 +159,12 @@ public struct HTTPClientTransport: ClientTransport {
             // is not held to the head deadline (as below); the read timeout is the client's, but
             // an event stream has none (its idle timeout is its own).
             let transport = HTTP1Transport(
-                headTimeout: TransferContext.isTransfer ? .seconds(7 * 24 * 3600) : Duration(headTimeout),
-                readTimeout: TransferContext.isStream ? .seconds(7 * 24 * 3600) : .seconds(30), pool: source.pool(proxies))
-            return try await transport.send(request, body: body, baseURL: baseURL, operationID: operationID)
+                headTimeout: isTransfer ? .seconds(7 * 24 * 3600) : Duration(headTimeout),
+                readTimeout: isStream ? .seconds(7 * 24 * 3600) : .seconds(30), pool: source.pool(proxies))
+            let (head, responseBody) = try await transport.send(request, body: body, baseURL: baseURL, operationID: operationID)
+            return (head, classifying.map { responseBody?.classified($0) } ?? responseBody)
         }
-        let client = source.client(through: proxy, streaming: TransferContext.isStream)
+        let client = source.client(through: proxy, streaming: isStream)
         var outbound = HTTPClientRequest(url: baseURL.joined(target: target))
         outbound.method = Self.method(request.method)
         outbound.headers.addExceptFraming(request.headerFields)
@@ -166,7 +178,7 @@ public struct HTTPClientTransport: ClientTransport {
         }
         // An upload's body is sent before the head comes back: a transfer is bounded by the
         // client's read and write timeouts between reads and writes, not by a deadline for the head.
-        let deadline: NIODeadline = TransferContext.isTransfer ? .distantFuture : .now() + headTimeout
+        let deadline: NIODeadline = isTransfer ? .distantFuture : .now() + headTimeout
         let response: HTTPClientResponse
         do {
             response = try await client.execute(outbound, deadline: deadline)
@@ -181,8 +193,34 @@ public struct HTTPClientTransport: ClientTransport {
         let head = HTTPResponse(nioStatus: response.status, headers: response.headers)
         guard request.method != .head else { return (head, nil) }
         let length = head.announcedBodyLength
-        return (head, HTTPBody(response.body.map { ArraySlice($0.readableBytesView) }, length: length,
+        return (head, HTTPBody(ResponseChunks(base: response.body, classification: classifying), length: length,
                                iterationBehavior: .single))
+    }
+
+    /// AsyncHTTPClient's body as HTTP body chunks, classified when asked (``BodyClassification``).
+    struct ResponseChunks: AsyncSequence, Sendable {
+        typealias Element = HTTPBody.ByteChunk
+        let base: HTTPClientResponse.Body
+        let classification: BodyClassification?
+
+        struct AsyncIterator: AsyncIteratorProtocol {
+            var base: HTTPClientResponse.Body.AsyncIterator
+            let classification: BodyClassification?
+
+            mutating func next() async throws -> HTTPBody.ByteChunk? {
+                guard let classification else { return try await base.next().map { ArraySlice($0.readableBytesView) } }
+                try classification.check()
+                do {
+                    return try await base.next().map { ArraySlice($0.readableBytesView) }
+                } catch {
+                    throw ClassifyingTransport.classify(error)
+                }
+            }
+        }
+
+        func makeAsyncIterator() -> AsyncIterator {
+            AsyncIterator(base: base.makeAsyncIterator(), classification: classification)
+        }
     }
 
     /// AsyncHTTPClient's failure through `proxy` as one that names the proxy: a refused tunnel, or

@@ -48,7 +48,11 @@ extension HTTPResponse {
     }
 
     /// The length of the body as its `Content-Length` announces it (`unknown` without one).
+    /// (One `Content-Length` line is read; HTTP types' subscript would join every line's value.)
     var announcedBodyLength: HTTPBody.Length {
-        headerFields[.contentLength].flatMap { Int64($0) }.map { .known($0) } ?? .unknown
+        for field in headerFields where field.name == .contentLength {
+            return Int64(field.value).map { .known($0) } ?? .unknown
+        }
+        return .unknown
     }
 }

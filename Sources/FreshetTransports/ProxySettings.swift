@@ -108,6 +108,8 @@ public struct ProxySettings: Hashable, Sendable, CustomStringConvertible {
     /// - Throws: the ``ConfigurationError`` of a malformed environment (``environment`` only).
     public func proxy(for url: URL) throws(ConfigurationError) -> ForwardProxy? {
         if let problem { throw problem }
+        // Direct (the usual case): nothing to read from the URL.
+        guard http != nil || https != nil else { return nil }
         guard let scheme = url.scheme?.lowercased(), let host = url.host, !host.isEmpty else { return nil }
         let proxy: ForwardProxy?
         switch scheme {

@@ -238,16 +238,20 @@ public struct ClassifyingTransport: ClientTransport {
         // An upload's, a download's or an event stream's body is not held to the exchange's
         // deadline (TransferContext).
         let end = TransferContext.isTransfer || TransferContext.isStream ? nil : deadline.map { ContinuousClock.now + $0 }
+        let classification = BodyClassification(deadline: end)
         let response: HTTPResponse
         let responseBody: HTTPBody?
         do {
+            if let base = base as? HTTPClientTransport {
+                // Its body wrapper classifies too: one wrapper instead of two.
+                return try await base.send(request, body: body, baseURL: baseURL, operationID: operationID,
+                                           classifying: classification)
+            }
             (response, responseBody) = try await base.send(request, body: body, baseURL: baseURL, operationID: operationID)
         } catch {
             throw Self.classify(error)
         }
-        guard let responseBody else { return (response, nil) }
-        let classified = responseBody.mapChunksClassifyingErrors(deadline: end)
-        return (response, classified)
+        return (response, responseBody?.classified(classification))
     }
 
     /// Maps AsyncHTTPClient, NIO and OS networking errors to `TransportFailure` (through the
@@ -257,23 +261,30 @@ public struct ClassifyingTransport: ClientTransport {
     }
 }
 
+/// What ``ClassifyingTransport`` does to a response body: errors thrown mid-body classified
+/// (through ``ClassifyingTransport/classify(_:)``), and a chunk asked for after `deadline`
+/// failing as timed out.
+///
+/// The deadline is checked before each chunk: a body still arriving when it has passed fails, so
+/// a server dripping bytes cannot hold the caller for longer; a server that goes silent mid-body
+/// is cut off by the client's read timeout. (No timer per chunk: that would cost two tasks per
+/// chunk.)
+struct BodyClassification: Sendable {
+    var deadline: ContinuousClock.Instant?
+
+    /// Throws a `timedOut` failure once the deadline has passed.
+    func check() throws {
+        if let deadline, ContinuousClock.now >= deadline {
+            throw TransportFailure(.timedOut, reason: "the response body did not arrive in time")
+        }
+    }
+}
+
 extension HTTPBody {
-    /// The same bytes, pulled on demand, with errors thrown mid-body classified (through
-    /// ``ClassifyingTransport/classify(_:)``), and a chunk asked for after `deadline` failing as
-    /// timed out.
-    ///
-    /// The deadline is checked before each chunk: a body still arriving when it has passed fails,
-    /// so a server dripping bytes cannot hold the caller for longer; a server that goes silent
-    /// mid-body is cut off by the client's read timeout. (No timer per chunk: that would cost two
-    /// tasks per chunk.)
-    fileprivate func mapChunksClassifyingErrors(deadline: ContinuousClock.Instant?) -> HTTPBody {
-        observed(check: deadline.map { deadline in
-            { @Sendable in
-                if ContinuousClock.now >= deadline {
-                    throw TransportFailure(.timedOut, reason: "the response body did not arrive in time")
-                }
-            }
-        }, mapError: { ClassifyingTransport.classify($0) })
+    /// The same bytes, pulled on demand, classified as `classification` says.
+    func classified(_ classification: BodyClassification) -> HTTPBody {
+        let check: (@Sendable () throws -> Void)? = classification.deadline == nil ? nil : { @Sendable in try classification.check() }
+        return observed(check: check, mapError: { ClassifyingTransport.classify($0) })
     }
 }
 
