@@ -1,6 +1,8 @@
 import Foundation
 import Freshet
 import FreshetTestSupport
+import HTTPTypes
+import Synchronization
 import Testing
 
 @Suite("Endpoint path and query encoding")
@@ -56,6 +58,28 @@ struct EndpointTests {
         })
         let endpoint = Endpoint<Data>(path: [], absoluteURL: URL(string: given)!) { data, _ in data }
         #expect(try client.url(for: endpoint).absoluteString == sent)
+    }
+
+    @Test("An absolute URL goes to the transport as its origin and its target", arguments: [
+        ("https://api.github.com/repositories/1/events?page=2", "https://api.github.com", "/repositories/1/events?page=2"),
+        ("http://127.0.0.1:8080/a%20b?q=%2F", "http://127.0.0.1:8080", "/a%20b?q=%2F"),
+        ("HTTP://Example.COM:80/x", "HTTP://Example.COM:80", "/x"),
+        ("https://user:secret@example.com:8443/x?y=1", "https://example.com:8443", "/x?y=1"),
+        ("https://example.com/x#frag", "https://example.com", "/x"),
+        ("http://[::1]:8080/x", "http://[::1]:8080", "/x"),
+        ("https://example.com", "https://example.com", "/"),
+        ("https://example.com?x=1", "https://example.com", "/?x=1"),
+    ])
+    func absoluteURLSplit(given: String, origin: String, target: String) async throws {
+        let seen = Mutex<(String, String?)?>(nil)
+        let client = APIClient(baseURL: URL(string: "https://unused.invalid")!, transport: ClosureTransport { request, _, base in
+            seen.withLock { $0 = (base.absoluteString, request.path) }
+            throw CancellationError()
+        })
+        _ = try? await client.send(Endpoint<Data>(path: [], absoluteURL: URL(string: given)!) { data, _ in data })
+        let sent = try #require(seen.withLock { $0 })
+        #expect(sent.0 == origin)
+        #expect(sent.1 == target)
     }
 
     @Test("Hostile segments reach the server unchanged, as one segment")
