@@ -100,7 +100,7 @@ public struct CacheControl: Sendable, Equatable {
                         bytes = bytes.dropFirst()
                     }
                     bytes = bytes[(bytes.firstIndex(of: UInt8(ascii: ",")) ?? bytes.endIndex)...]
-                    if !name.isEmpty, !name.contains(" "), directives[name] == nil { directives[name] = .some(nil) }
+                    if !name.isEmpty, !name.utf8.contains(UInt8(ascii: " ")), directives[name] == nil { directives[name] = .some(nil) }
                     continue
                 }
                 if bytes.first == UInt8(ascii: "\"") {
@@ -125,7 +125,7 @@ public struct CacheControl: Sendable, Equatable {
                     bytes = bytes[end...]
                 }
             }
-            if !name.isEmpty, !name.contains(" "), directives[name] == nil {
+            if !name.isEmpty, !name.utf8.contains(UInt8(ascii: " ")), directives[name] == nil {
                 directives[name] = .some(directiveValue)
             }
         }

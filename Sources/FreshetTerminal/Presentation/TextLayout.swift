@@ -66,7 +66,12 @@ public enum TextLayout {
     /// `text` cut to at most `columns` columns, ending in `…` when cut. Never splits a character.
     public static func truncate(_ text: String, to columns: Int) -> String {
         guard columns > 0 else { return "" }
-        guard width(text) > columns else { return text }
+        let ascii = asciiWidth(text.utf8)
+        guard (ascii ?? width(scalars: text.unicodeScalars)) > columns else { return text }
+        // Printable ASCII: a byte is a character and a column, so the cut is a prefix of bytes.
+        if let ascii, ascii == text.utf8.count {
+            return String(decoding: text.utf8.prefix(columns - 1), as: UTF8.self) + "…"
+        }
         var out = ""
         var used = 0
         for character in text {
