@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import Freshet
 import HTTPTypes
+import Synchronization
 
 /// How requests map to cache entries. Nothing secret is ever stored in a key: URLs and
 /// credentials are hashed.
@@ -22,6 +23,18 @@ enum CacheKey {
 
     /// The field names a response's `Vary` nominates, lowercased and de-duplicated; `["*"]` for `Vary: *`.
     static func varyNames(_ response: HTTPFields) -> [String] {
+        var raw: String?
+        for field in response where field.name == .vary {
+            raw = raw.map { $0 + "," + field.value } ?? field.value
+        }
+        // Every lookup asks this of each stored response, and a store holds few distinct `Vary`s.
+        guard let raw else { return [] }
+        return varyNamesMemo.value(for: raw) { parseVaryNames(response) }
+    }
+
+    private static let varyNamesMemo = BoundedMemo<[String]>(capacity: 256)
+
+    private static func parseVaryNames(_ response: HTTPFields) -> [String] {
         let names = response[values: .vary]
             .flatMap { $0.split(separator: ",") }
             .map { $0.trimmingOWS().lowercased() }
@@ -42,6 +55,34 @@ enum CacheKey {
     ///   normalisation), so every client's request selects the one stored representation.
     static func variant(varyNames names: [String], request: HTTPFields, normalizingEncoding: Bool = false) -> String {
         guard !names.isEmpty else { return "" }
+        // Remembered by what it is made of, the nominated lines as sent: a lookup normalises and
+        // hashes them (some 40k instructions) where the same few requests recur. Never for
+        // credentials, which are kept out of every memo.
+        guard !names.contains(where: { secretFields.contains($0) }) else {
+            return computedVariant(varyNames: names, request: request, normalizingEncoding: normalizingEncoding)
+        }
+        var raw = normalizingEncoding ? "1\n" : "0\n"
+        for name in names {
+            raw += name
+            raw += "\n"
+        }
+        for field in request where names.contains(field.name.canonicalName) {
+            raw += "\n"
+            raw += field.name.canonicalName
+            raw += ":"
+            raw += field.value
+        }
+        return variantMemo.value(for: raw) {
+            computedVariant(varyNames: names, request: request, normalizingEncoding: normalizingEncoding)
+        }
+    }
+
+    /// Fields whose values no memo keeps.
+    private static let secretFields: Set<String> = ["authorization", "cookie", "proxy-authorization"]
+
+    private static let variantMemo = BoundedMemo<String>(capacity: 1024)
+
+    private static func computedVariant(varyNames names: [String], request: HTTPFields, normalizingEncoding: Bool) -> String {
         let text = names.map { name -> String in
             if normalizingEncoding, name == "accept-encoding" {
                 return "\(name)=\(AcceptEncoding.acceptsGzip(request) ? "gzip" : "identity")"
@@ -78,4 +119,25 @@ enum CacheKey {
     }
 
     private static let hexDigits = Array("0123456789abcdef".utf8)
+}
+
+/// A bounded memo of values by text: past `capacity` entries it starts over.
+final class BoundedMemo<Value: Sendable>: Sendable {
+    private let table = Mutex<[String: Value]>([:])
+    private let capacity: Int
+
+    init(capacity: Int) {
+        self.capacity = capacity
+    }
+
+    /// The value kept for `key`, or `make`'s (run outside the lock), kept.
+    func value(for key: String, make: () -> Value) -> Value {
+        if let known = table.withLock({ $0[key] }) { return known }
+        let made = make()
+        table.withLock { table in
+            if table.count >= capacity { table.removeAll(keepingCapacity: true) }
+            table[key] = made
+        }
+        return made
+    }
 }
