@@ -612,6 +612,8 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource, WholeResp
     static func isBrokenJSON(_ data: Data, fields: HTTPFields) -> Bool {
         guard let type = fields[.contentType]?.split(separator: ";").first?.trimmingOWS().lowercased(),
               type == "application/json" || type.hasSuffix("+json") else { return false }
+        // The one-pass check answers the common case; what it is not sure of, the parser decides.
+        if data.withUnsafeBytes({ JSONSyntax.isSurelyValid($0) }) { return false }
         return (try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])) == nil
     }
 
