@@ -44,11 +44,46 @@ public enum StoryDomain {
     /// The host of `item.url` without `www.`; `"self"` for a text post; `""` when there is neither.
     public static func of(_ item: HNItem) -> String {
         if let text = item.url, !text.isEmpty {
-            guard let host = URLComponents(string: text)?.host?.lowercased(), !host.isEmpty else { return "" }
+            guard let host = (plainHost(text).map(String.init) ?? URLComponents(string: text)?.host)?.lowercased(), !host.isEmpty
+            else { return "" }
             return host.hasPrefix("www.") ? String(host.dropFirst(4)) : host
         }
         if let text = item.text, !text.isEmpty { return "self" }
         return ""
+    }
+
+    /// The host of a plain `http(s)://host[:port][/?#…]` URL read off its text (a row per story
+    /// parsed every URL whole); `nil` for anything else (a user, an IP literal, an escape, another
+    /// scheme), which `URLComponents` takes apart.
+    static func plainHost(_ text: String) -> Substring? {
+        let bytes = text.utf8
+        let start: String.Index
+        if bytes.starts(with: "https://".utf8) {
+            start = text.utf8.index(text.startIndex, offsetBy: 8)
+        } else if bytes.starts(with: "http://".utf8) {
+            start = text.utf8.index(text.startIndex, offsetBy: 7)
+        } else {
+            return nil
+        }
+        var end = start
+        while end < text.endIndex {
+            let byte = text.utf8[end]
+            if byte == UInt8(ascii: "/") || byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#") || byte == UInt8(ascii: ":") {
+                break
+            }
+            let plain = (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")) || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
+                || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")) || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "-")
+            guard plain else { return nil }
+            end = text.utf8.index(after: end)
+        }
+        // After a `:` only a port may follow (`user:password@host` is left to URLComponents).
+        if end < text.endIndex, text.utf8[end] == UInt8(ascii: ":") {
+            let port = text.utf8[text.utf8.index(after: end)...].prefix {
+                $0 != UInt8(ascii: "/") && $0 != UInt8(ascii: "?") && $0 != UInt8(ascii: "#")
+            }
+            guard port.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else { return nil }
+        }
+        return end == start ? nil : text[start..<end]
     }
 }
 

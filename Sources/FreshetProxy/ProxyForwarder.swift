@@ -165,7 +165,7 @@ public struct ProxyForwarder: Sendable {
     private func noticeUncachedPrivate(_ response: HTTPResponse, to request: HTTPRequest) {
         guard let notice = options.notice, cache.options.mode == .shared, options.partitioning == .none,
               request.headerFields[.authorization] != nil || request.headerFields[.cookie] != nil,
-              let control = response.headerFields[.cacheControl], control.lowercased().contains("private"),
+              CacheControl(response.headerFields).has("private"),
               privateNotice.first() else { return }
         notice("note: a private answer to a request with credentials was not cached (a shared cache may not keep it); "
             + "--partition credential caches such answers per credential")

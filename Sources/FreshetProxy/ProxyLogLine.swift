@@ -109,7 +109,7 @@ enum ProxyLogLine {
 
     /// `target` with secret query values replaced (see `Redaction`).
     static func redacted(_ target: String) -> String {
-        guard target.contains("?"), let url = URL(string: "http://proxy" + target) else { return target }
+        guard target.utf8.contains(UInt8(ascii: "?")), let url = URL(string: "http://proxy" + target) else { return target }
         let text = Redaction.redact(url)
         return text.hasPrefix("http://proxy") ? String(text.dropFirst("http://proxy".count)) : target
     }

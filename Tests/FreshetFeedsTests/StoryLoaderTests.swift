@@ -230,6 +230,17 @@ struct StoryFormattingTests {
         #expect(StoryDomain.of(HNItem(id: 1, type: .story, time: 2)) == "")
     }
 
+    @Test("Domains read off the text agree with URLComponents", arguments: [
+        "https://WWW.Example.COM:8443/a?b#c", "http://example.com", "http://example.com?x=1", "https://user:pw@example.com/x",
+        "https://[::1]:8080/x", "https://ex%41mple.com/", "ftp://example.com/x", "https://münchen.de/x", "https://a_b.example/",
+        "not a url", "https://", "https:///path",
+    ])
+    func plainDomains(url: String) {
+        let parsed = URLComponents(string: url)?.host?.lowercased() ?? ""
+        let expected = parsed.hasPrefix("www.") ? String(parsed.dropFirst(4)) : parsed
+        #expect(StoryDomain.of(HNItem(id: 1, url: url)) == expected)
+    }
+
     @Test("Sorting is stable: equal scores and times keep rank order")
     func stableSort() {
         let stories = [
