@@ -40,7 +40,8 @@ struct TmuxSession: Sendable {
     var tmuxEnvironment: [String: String] { ["TMUX_TMPDIR": directory.path] }
 
     /// Starts `freshet ARGUMENTS` inside a shell that records the terminal settings before and
-    /// after it, prints its exit status, and stays open so the screen can be read afterwards.
+    /// after it, prints its exit status (once the settings after are written: a test that sees
+    /// `exit=` may read them), and stays open so the screen can be read afterwards.
     func start(_ cli: FreshetCLI, _ arguments: [String]) async throws {
         try await start(environment: cli.baseEnvironment, arguments)
     }
@@ -55,7 +56,7 @@ struct TmuxSession: Sendable {
         let script = """
             stty -g > \(quote(dir + "/before")); echo BEFORE-UI; \
             env \(environment) sh -c \(quote(inner)); \
-            echo "exit=$?"; stty -g > \(quote(dir + "/after")); exec sleep 120
+            code=$?; stty -g > \(quote(dir + "/after")); echo "exit=$code"; exec sleep 120
             """
         let tmux = try #require(tmuxPath)
         let python = try #require(python3Path)
