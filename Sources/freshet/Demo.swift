@@ -43,7 +43,7 @@ enum Demo {
     /// The port the demo asks for first (`FRESHET_DEMO_PORT`, default 47117; `0` for any free
     /// one); when it is taken, any free one.
     /// - Throws: ``Failure`` when `FRESHET_DEMO_PORT` is set to anything but a port number.
-    static func preferredPort(environment: [String: String] = ProcessInfo.processInfo.environment) throws(Failure) -> Int {
+    static func preferredPort(environment: [String: String] = ProcessEnvironment.values) throws(Failure) -> Int {
         guard let text = environment["FRESHET_DEMO_PORT"] else { return defaultPort }
         guard let port = Int(text.trimmingCharacters(in: .whitespaces)), (0...65_535).contains(port) else {
             throw Failure(description: "FRESHET_DEMO_PORT must be a port number from 0 to 65535 (0: any free port), not '\(text.prefix(40))'")
@@ -52,7 +52,7 @@ enum Demo {
     }
 
     /// Whether the demo was asked for: `--demo`, or `FRESHET_DEMO` set to `1`, `true` or `yes`.
-    static func isRequested(flag: Bool, environment: [String: String] = ProcessInfo.processInfo.environment) -> Bool {
+    static func isRequested(flag: Bool, environment: [String: String] = ProcessEnvironment.values) -> Bool {
         if flag { return true }
         guard let value = environment["FRESHET_DEMO"]?.trimmingCharacters(in: .whitespaces).lowercased() else { return false }
         return ["1", "true", "yes", "on"].contains(value)

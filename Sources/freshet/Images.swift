@@ -27,7 +27,7 @@ struct ImageOptions: ParsableArguments {
         case .never: nil
         case .kitty: .kitty
         case .iterm2: .iterm2
-        case .auto: InlineImage.detect(environment: ProcessInfo.processInfo.environment, isTerminal: Terminal.stdoutIsTTY)
+        case .auto: InlineImage.detect(environment: ProcessEnvironment.values, isTerminal: Terminal.stdoutIsTTY)
         }
     }
 }

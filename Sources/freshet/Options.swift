@@ -63,11 +63,12 @@ struct CommonOptions: ParsableArguments {
     func defaultTransport(proxies given: ProxySettings? = nil) throws -> any ClientTransport {
         guard transport == .ahc else { return Transports.named(transport.rawValue) }
         do {
-            let proxies = try given ?? ProxySettings.fromEnvironment()
+            let environment = ProcessEnvironment.values
+            let proxies = try given ?? ProxySettings.fromEnvironment(environment)
             // The roots themselves are read when the first request is sent: a run the cache
             // answers reads no certificate. What can be told without reading one is told now.
-            if let problem = TLSTrust.environmentProblem() { throw problem }
-            return Transports.asyncHTTPClient(trustingEnvironment: ProcessInfo.processInfo.environment, proxies: proxies)
+            if let problem = TLSTrust.environmentProblem(environment) { throw problem }
+            return Transports.asyncHTTPClient(trustingEnvironment: environment, proxies: proxies)
         } catch {
             printError("error: \(error)")
             throw ExitStatus.failure
@@ -77,7 +78,7 @@ struct CommonOptions: ParsableArguments {
     /// A stderr logger when asked for (`--verbose` or `FRESHET_LOG`), else none.
     /// - Throws: ``ExitStatus/failure`` (after saying why) when `FRESHET_LOG` names no level.
     func logger() throws -> Logger? {
-        let environment = ProcessInfo.processInfo.environment
+        let environment = ProcessEnvironment.values
         var level: Logger.Level?
         if let text = environment["FRESHET_LOG"], !text.isEmpty {
             guard let named = Logger.Level(rawValue: text.lowercased()) else {
@@ -110,12 +111,18 @@ struct StoreOptions: ParsableArguments {
     }
 }
 
+/// The process's environment, read once: Foundation builds the whole dictionary at every read
+/// (some 350k instructions with a few dozen variables), and a command asked for it ten times.
+enum ProcessEnvironment {
+    static let values = ProcessInfo.processInfo.environment
+}
+
 /// The terminal set up and the configuration read from the environment; a bad variable is
 /// reported and ends the command (exit 1).
 func startConfiguration() throws -> AppConfiguration {
     Terminal.configure()
     do {
-        return try AppConfiguration.from()
+        return try AppConfiguration.from(ProcessEnvironment.values)
     } catch {
         printError("error: \(error.description)")
         throw ExitStatus.failure
@@ -229,7 +236,7 @@ func explain(_ error: APIError, subject: String) -> String {
                 + " resets at \(resetAt.formatted(date: .omitted, time: .shortened)), \(TextLayout.relativeTime(resetAt))"
         }
         text += text.hasSuffix(".") ? "" : "."
-        let environment = ProcessInfo.processInfo.environment
+        let environment = ProcessEnvironment.values
         // GitHub's budgets: the search API has its own, by the minute.
         if let resource = response?.head.headerFields[HTTPField.Name("X-RateLimit-Resource")!]
             ?? (URL(string: url)?.path.hasPrefix("/search/") == true ? "search" : nil),

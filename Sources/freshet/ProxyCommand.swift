@@ -153,7 +153,7 @@ struct ProxyCommand: AsyncParsableCommand {
         guard !caFiles.isEmpty else {
             let environment: TLSTrust?
             do {
-                environment = try TLSTrust.fromEnvironment()
+                environment = try TLSTrust.fromEnvironment(ProcessEnvironment.values)
             } catch {
                 throw ValidationError(error.description)
             }
@@ -171,7 +171,7 @@ struct ProxyCommand: AsyncParsableCommand {
     /// and `NO_PROXY`, as curl reads them.
     func forwardProxies() throws -> ProxySettings {
         do {
-            return try ProxySettings.fromEnvironment()
+            return try ProxySettings.fromEnvironment(ProcessEnvironment.values)
         } catch {
             throw ValidationError(error.description)
         }
@@ -180,7 +180,7 @@ struct ProxyCommand: AsyncParsableCommand {
     /// The PostgreSQL store's URL: `--store`, else `FRESHET_DATABASE_URL`; `nil` for SQLite.
     var storeURL: String? {
         if let store { return store }
-        let fromEnvironment = ProcessInfo.processInfo.environment["FRESHET_DATABASE_URL"] ?? ""
+        let fromEnvironment = ProcessEnvironment.values["FRESHET_DATABASE_URL"] ?? ""
         return fromEnvironment.isEmpty ? nil : fromEnvironment
     }
 

@@ -17,14 +17,14 @@ public enum Terminal {
 
     /// Colour only on a terminal, never with `NO_COLOR` set (to anything) or `TERM=dumb`.
     public static let colorEnabled: Bool = {
-        let environment = ProcessInfo.processInfo.environment
-        guard environment["NO_COLOR"] == nil, environment["TERM"] != "dumb" else { return false }
+        // getenv: ProcessInfo's environment builds the whole dictionary at every read.
+        guard getenv("NO_COLOR") == nil, variable("TERM") != "dumb" else { return false }
         return stdoutIsTTY
     }()
 
     /// The width of the terminal in columns (`COLUMNS`, the tty's size, else 100).
     public static var width: Int {
-        if let columns = ProcessInfo.processInfo.environment["COLUMNS"].flatMap(Int.init), columns > 20 { return columns }
+        if let columns = variable("COLUMNS").flatMap(Int.init), columns > 20 { return columns }
         var size = winsize()
         if ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 20 { return Int(size.ws_col) }
         return 100
@@ -32,10 +32,15 @@ public enum Terminal {
 
     /// The height of the terminal in rows (`LINES`, the tty's size, else 24).
     public static var height: Int {
-        if let lines = ProcessInfo.processInfo.environment["LINES"].flatMap(Int.init), lines > 2 { return lines }
+        if let lines = variable("LINES").flatMap(Int.init), lines > 2 { return lines }
         var size = winsize()
         if ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_row > 2 { return Int(size.ws_row) }
         return 24
+    }
+
+    /// The environment variable `name` (read with getenv, not through a dictionary of them all).
+    private static func variable(_ name: String) -> String? {
+        getenv(name).map { String(cString: $0) }
     }
 
     /// Makes Rainbow, the one way text is styled here, follow ``colorEnabled``: styles on a
