@@ -49,7 +49,9 @@ def headline(hn, tp, feed, warm=None, proxy=None, wire=None) -> list[str]:
     if warm:
         lines.append(f"- Warm runs (no request): `freshet feed` {fmt_ms(warm['feed']['wall'])} = {fmt_x(warm['feed']['ratio'])} "
                      f"and `freshet hn --limit {warm['N']}` {fmt_ms(warm['hn']['wall'])} = {fmt_x(warm['hn']['ratio'])} "
-                     f"`freshet --version` ({fmt_ms(warm['version']['wall'])}).")
+                     f"`freshet --version` ({fmt_ms(warm['version']['wall'])})"
+                     + (f"; `freshet feed` on a {warm['big_store_mib']:.0f} MiB store {fmt_ms(warm['feed-big']['wall'])} = "
+                        f"{fmt_x(warm['feed-big']['ratio'])}" if "feed-big" in warm else "") + ".")
     if proxy and "peers" in proxy:
         p = proxy["peers"]
         lines.append(f"- Proxy cache hits (wrk, 64 connections, ~2 KiB JSON): freshet proxy {p['freshet']['rps']:,.0f} req/s = "
