@@ -158,13 +158,56 @@ public struct APIClient: Sendable {
         await source.preload(requests, baseURL: base)
     }
 
+    /// What the chain's HTTP cache (its first ``StoredResponseSource``) answers `endpoints` with
+    /// right now, without sending them through the chain: for each endpoint, the decoded response
+    /// when its stored answer is fresh (or stale where its request allows it) and successful, else
+    /// `nil` — send those. The responses are what ``send(_:)`` would return (``Response/cache``
+    /// `hit` or `stale`, no timing: no exchange was made), and each counts as the cache's answer.
+    ///
+    /// For a fan-out over endpoints that are mostly stored (a page of Hacker News items): each
+    /// answer costs a lookup and a decode instead of a trip through every middleware. Call
+    /// ``preload(_:)`` first to read the store once for all of them.
+    ///
+    /// It answers only when every middleware above the cache leaves a stored answer as it is —
+    /// ``RedirectMiddleware``, ``RetryMiddleware``, ``CoalescingMiddleware`` and the
+    /// ``StoredResponseAdapter``s (content decoding), which shape the request and the answer as
+    /// through the chain. With any other above it (logging, metrics, tracing, authentication,
+    /// your own), every slot is `nil`, so nothing a middleware would see or add is skipped.
+    public func storedAnswers<Value>(_ endpoints: [Endpoint<Value>]) async -> [Response<Value>?] {
+        var answers = [Response<Value>?](repeating: nil, count: endpoints.count)
+        let above = middlewares.prefix { !($0 is any StoredResponseSource) }
+        guard above.allSatisfy({
+                  $0 is RedirectMiddleware || $0 is RetryMiddleware || $0 is CoalescingMiddleware || $0 is any StoredResponseAdapter
+              }),
+              let (source, adapters) = storedSource()
+        else { return answers }
+        for (offset, endpoint) in endpoints.enumerated() where endpoint.method == .get {
+            guard let (request, base, url) = try? makeRequest(endpoint, body: nil),
+                  let stored = await source.answerWithoutExchange(for: adapters.reduce(request) { $1.storedRequest($0) },
+                                                                  baseURL: base),
+                  stored.response.status.kind == .successful
+            else { continue }
+            // A body that does not decode goes through the chain, which says why.
+            guard let (response, data) = await adapted((stored.response, stored.body), by: adapters) else { continue }
+            answers[offset] = try? decoded(endpoint, response: response, data: data, url: url,
+                                           report: .init(cache: stored.outcome))
+        }
+        return answers
+    }
+
     /// What the chain's first ``StoredResponseSource`` has stored for `request`, shaped by the
     /// ``StoredResponseAdapter``s above it as an answer through the chain would be (the request's
     /// `Accept-Encoding` added, the stored body decoded); `nil` when nothing usable is stored.
     private func storedAnswer(for request: HTTPRequest, baseURL: URL) async -> (HTTPResponse, Data)? {
         guard let (source, adapters) = storedSource() else { return nil }
         let shaped = adapters.reduce(request) { $1.storedRequest($0) }
-        guard var answer = await source.storedResponse(for: shaped, baseURL: baseURL) else { return nil }
+        guard let answer = await source.storedResponse(for: shaped, baseURL: baseURL) else { return nil }
+        return await adapted(answer, by: adapters)
+    }
+
+    /// A stored answer as `adapters` (outermost first) hand it up; `nil` when one cannot.
+    private func adapted(_ answer: (HTTPResponse, Data), by adapters: [any StoredResponseAdapter]) async -> (HTTPResponse, Data)? {
+        var answer = answer
         for adapter in adapters.reversed() {
             guard let adapted = try? await adapter.storedResponse(answer.0, body: answer.1, limit: maxResponseBytes)
             else { return nil }

@@ -133,9 +133,21 @@ public protocol StoredResponseSource: Sendable {
     /// so that their lookups do not each wait for storage (``APIClient/preload(_:)``). Never
     /// contacts the server, changes no answer and counts no outcome.
     func preload(_ requests: [HTTPRequest], baseURL: URL) async
+
+    /// What the store answers `request` with right now without contacting the server — fresh, or
+    /// stale where the request allows it (`max-stale`) — and how (`hit` or `stale`); `nil` when
+    /// the request must go on to the server (nothing stored, a validation due, the caller's own
+    /// validators). Counts the outcome as an answer through the chain would
+    /// (``APIClient/storedAnswers(_:)``).
+    func answerWithoutExchange(for request: HTTPRequest, baseURL: URL) async
+        -> (response: HTTPResponse, body: Data, outcome: CacheOutcome)?
 }
 
 extension StoredResponseSource {
     /// Nothing to read ahead.
     public func preload(_ requests: [HTTPRequest], baseURL: URL) async {}
+
+    /// No answer without an exchange.
+    public func answerWithoutExchange(for request: HTTPRequest, baseURL: URL) async
+        -> (response: HTTPResponse, body: Data, outcome: CacheOutcome)? { nil }
 }

@@ -404,6 +404,16 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource, WholeResp
     }
 
 
+    /// ``answerFromStore(for:baseURL:)`` for a `GET` (`StoredResponseSource`: what
+    /// `APIClient.storedAnswers(_:)` answers without sending a request through the chain).
+    public func answerWithoutExchange(for request: HTTPRequest, baseURL: URL) async
+        -> (response: HTTPResponse, body: Data, outcome: CacheOutcome)?
+    {
+        guard request.method == .get, let (response, body, outcome) = await answerFromStore(for: request, baseURL: baseURL),
+              let body else { return nil }
+        return (response, body, outcome)
+    }
+
     /// Reads what the store holds for `requests` in one go (``CacheStore/preload(keys:)``):
     /// every key their lookups will ask for, credential partitions included.
     public func preload(_ requests: [HTTPRequest], baseURL: URL) async {

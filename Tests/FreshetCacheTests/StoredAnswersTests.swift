@@ -1,0 +1,74 @@
+import Foundation
+import Freshet
+import FreshetCache
+import FreshetSimulator
+import FreshetTestSupport
+import HTTPTypes
+import OpenAPIRuntime
+import Synchronization
+import Testing
+
+@Suite("APIClient.storedAnswers: the cache's fresh answers without a trip through the chain")
+struct StoredAnswersTests {
+    static func endpoint(_ name: String) -> Endpoint<String> {
+        Endpoint(path: ["scripted", name]) { data, _ in String(decoding: data, as: UTF8.self) }
+    }
+
+    @Test("Fresh successful answers come from the store; stale, absent and failed ones are left to send")
+    func freshOnly() async throws {
+        try await withSimulator(.init()) { sim in
+            let control = SimControl(sim)
+            try await control.script("fresh-a", headers: [("Cache-Control", "max-age=300")], body: #"{"n":"a"}"#)
+            try await control.script("fresh-b", headers: [("Cache-Control", "max-age=300")], body: #"{"n":"b"}"#)
+            try await control.script("stale-c", headers: [("Cache-Control", "max-age=0")], body: #"{"n":"c"}"#)
+            try await control.script("gone-e", status: 404, headers: [("Cache-Control", "max-age=300")], body: #"{"n":"e"}"#)
+            let client = APIClient(baseURL: sim.baseURL, transport: liveTransport,
+                                   middlewares: [RedirectMiddleware(), RetryMiddleware(), CoalescingMiddleware(),
+                                                 CacheMiddleware(store: MemoryCacheStore())])
+            for name in ["fresh-a", "fresh-b", "stale-c", "gone-e"] { _ = try? await client.send(Self.endpoint(name)) }
+            let before = try await control.stats().requests
+
+            let answers = await client.storedAnswers(["fresh-a", "fresh-b", "stale-c", "absent-d", "gone-e"].map(Self.endpoint))
+
+            #expect(answers.count == 5)
+            #expect(answers[0]?.value == #"{"n":"a"}"#)
+            #expect(answers[0]?.cache == .hit)
+            #expect(answers[0]?.status == .ok)
+            #expect(answers[1]?.value == #"{"n":"b"}"#)
+            #expect(answers[2] == nil, "a stale answer must be validated first")
+            #expect(answers[3] == nil, "nothing stored")
+            #expect(answers[4] == nil, "a 404 goes through the chain, which makes it an error")
+            #expect(try await control.stats().requests == before, "storedAnswers sent a request")
+        }
+    }
+
+    @Test("Any other middleware above the cache turns it off: what it would see is never skipped")
+    func onlyTransparentMiddlewares() async throws {
+        try await withSimulator(.init()) { sim in
+            let control = SimControl(sim)
+            try await control.script("seen", headers: [("Cache-Control", "max-age=300")], body: #"{"n":1}"#)
+            let seen = Counting()
+            let client = APIClient(baseURL: sim.baseURL, transport: liveTransport,
+                                   middlewares: [seen, CacheMiddleware(store: MemoryCacheStore())])
+            _ = try await client.send(Self.endpoint("seen"))
+            let answers = await client.storedAnswers([Self.endpoint("seen")])
+            #expect(answers.count == 1 && answers[0] == nil)
+            #expect(try await client.send(Self.endpoint("seen")).cache == .hit)
+            #expect(seen.count == 2, "every answer went through the middleware")
+        }
+    }
+
+    /// Counts the requests it passes on.
+    final class Counting: ClientMiddleware {
+        private let seen = Mutex(0)
+        var count: Int { seen.withLock { $0 } }
+
+        func intercept(
+            _ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String,
+            next: @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?)
+        ) async throws -> (HTTPResponse, HTTPBody?) {
+            seen.withLock { $0 += 1 }
+            return try await next(request, body, baseURL)
+        }
+    }
+}
