@@ -181,18 +181,38 @@ public struct APIClient: Sendable {
               }),
               let (source, adapters) = storedSource()
         else { return answers }
-        for (offset, endpoint) in endpoints.enumerated() where endpoint.method == .get {
-            guard let (request, base, url) = try? makeRequest(endpoint, body: nil),
-                  let stored = await source.answerWithoutExchange(for: adapters.reduce(request) { $1.storedRequest($0) },
-                                                                  baseURL: base),
-                  stored.response.status.kind == .successful
-            else { continue }
-            // A body that does not decode goes through the chain, which says why.
-            guard let (response, data) = await adapted((stored.response, stored.body), by: adapters) else { continue }
-            answers[offset] = try? decoded(endpoint, response: response, data: data, url: url,
-                                           report: .init(cache: stored.outcome))
+        // In slices on the cooperative pool: decoding is most of the work, and a fan-out through
+        // the chain would have spread it over the cores too.
+        let slice = 32
+        await withTaskGroup(of: (Int, [Response<Value>?]).self) { group in
+            for start in stride(from: 0, to: endpoints.count, by: slice) {
+                let part = Array(endpoints[start..<min(start + slice, endpoints.count)])
+                group.addTask {
+                    var found: [Response<Value>?] = []
+                    for endpoint in part {
+                        found.append(await storedAnswer(to: endpoint, from: source, through: adapters))
+                    }
+                    return (start, found)
+                }
+            }
+            for await (start, found) in group {
+                answers.replaceSubrange(start..<start + found.count, with: found)
+            }
         }
         return answers
+    }
+
+    /// ``storedAnswers(_:)`` for one endpoint.
+    private func storedAnswer<Value>(to endpoint: Endpoint<Value>, from source: any StoredResponseSource,
+                                     through adapters: [any StoredResponseAdapter]) async -> Response<Value>? {
+        guard endpoint.method == .get, let (request, base, url) = try? makeRequest(endpoint, body: nil),
+              let stored = await source.answerWithoutExchange(for: adapters.reduce(request) { $1.storedRequest($0) },
+                                                              baseURL: base),
+              stored.response.status.kind == .successful,
+              // A body that does not decode goes through the chain, which says why.
+              let (response, data) = await adapted((stored.response, stored.body), by: adapters)
+        else { return nil }
+        return try? decoded(endpoint, response: response, data: data, url: url, report: .init(cache: stored.outcome))
     }
 
     /// What the chain's first ``StoredResponseSource`` has stored for `request`, shaped by the
