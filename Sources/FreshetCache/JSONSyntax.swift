@@ -40,8 +40,8 @@ enum JSONSyntax {
         mutating func value(depth: Int) -> Bool {
             guard let byte = current else { return false }
             switch byte {
-            case UInt8(ascii: "{"): return object(depth: depth + 1)
-            case UInt8(ascii: "["): return array(depth: depth + 1)
+            case UInt8(ascii: "{"): return container(depth: depth + 1, isObject: true)
+            case UInt8(ascii: "["): return container(depth: depth + 1, isObject: false)
             case UInt8(ascii: "\""): return string()
             case UInt8(ascii: "t"): return literal("true")
             case UInt8(ascii: "f"): return literal("false")
@@ -60,54 +60,33 @@ enum JSONSyntax {
             return true
         }
 
-        mutating func object(depth: Int) -> Bool {
+        /// An object (`{"name": value, …}`) or an array (`[value, …]`).
+        mutating func container(depth: Int, isObject: Bool) -> Bool {
             guard depth <= JSONSyntax.maxDepth else { return false }
-            position += 1  // {
+            let close = isObject ? UInt8(ascii: "}") : UInt8(ascii: "]")
+            position += 1  // { or [
             skipWhitespace()
-            if current == UInt8(ascii: "}") {
+            if current == close {
                 position += 1
                 return true
             }
             while true {
-                guard current == UInt8(ascii: "\""), string() else { return false }
-                skipWhitespace()
-                guard current == UInt8(ascii: ":") else { return false }
-                position += 1
-                skipWhitespace()
-                guard value(depth: depth) else { return false }
-                skipWhitespace()
-                switch current {
-                case UInt8(ascii: ","):
+                if isObject {
+                    guard current == UInt8(ascii: "\""), string() else { return false }
+                    skipWhitespace()
+                    guard current == UInt8(ascii: ":") else { return false }
                     position += 1
                     skipWhitespace()
-                case UInt8(ascii: "}"):
-                    position += 1
-                    return true
-                default:
-                    return false
                 }
-            }
-        }
-
-        mutating func array(depth: Int) -> Bool {
-            guard depth <= JSONSyntax.maxDepth else { return false }
-            position += 1  // [
-            skipWhitespace()
-            if current == UInt8(ascii: "]") {
-                position += 1
-                return true
-            }
-            while true {
                 guard value(depth: depth) else { return false }
                 skipWhitespace()
-                switch current {
-                case UInt8(ascii: ","):
+                if current == UInt8(ascii: ",") {
                     position += 1
                     skipWhitespace()
-                case UInt8(ascii: "]"):
+                } else if current == close {
                     position += 1
                     return true
-                default:
+                } else {
                     return false
                 }
             }
