@@ -63,6 +63,40 @@ extension APIClient {
         }
     }
 
+    /// ``fanOut(_:maxConcurrent:)`` for endpoints that are likely in the HTTP cache: reads the
+    /// store once for all of them (``preload(_:)``), yields what the cache answers fresh without a
+    /// trip through the chain (``storedAnswers(_:)``), then sends the rest. Results arrive in
+    /// completion order, the stored ones first; ending the iteration early cancels what is left.
+    ///
+    /// The first `probe` endpoints are asked first: when the store has none of them (a cold store),
+    /// the others are not looked up twice, here and again by the chain.
+    public func fanOutStoredFirst<Value>(
+        _ endpoints: [Endpoint<Value>], maxConcurrent: Int, probe: Int = 8
+    ) -> AsyncStream<FanOutResult<Value>> {
+        let client = self
+        return AsyncStream { continuation in
+            let task = Task {
+                await client.preload(endpoints)
+                let asked = min(max(0, probe), endpoints.count)
+                var stored = await client.storedAnswers(Array(endpoints.prefix(asked)))
+                if stored.contains(where: { $0 != nil }) {
+                    stored += await client.storedAnswers(Array(endpoints.dropFirst(asked)))
+                }
+                stored += [Response<Value>?](repeating: nil, count: endpoints.count - stored.count)
+                for (offset, response) in stored.enumerated() {
+                    if let response { continuation.yield(FanOutResult(offset: offset, result: .success(response))) }
+                }
+                let unanswered = stored.indices.filter { stored[$0] == nil }
+                for await done in client.fanOut(unanswered.map { endpoints[$0] }, maxConcurrent: maxConcurrent) {
+                    if Task.isCancelled { break }
+                    continuation.yield(FanOutResult(offset: unanswered[done.offset], result: done.result))
+                }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
     /// Like ``fanOut(_:maxConcurrent:)``, but yields results in input order: a result that
     /// completes early is held until every earlier one has been yielded.
     public func fanOutOrdered<Value>(

@@ -132,7 +132,10 @@ public struct CommentTreeLoader: Sendable {
             requests += ids.count
             var loaded = [HNItem?](repeating: nil, count: ids.count)
             let endpoints = ids.map { StoryLoader.forced(HackerNews.item(id: $0), force) }
-            for await done in client.fanOut(endpoints, maxConcurrent: concurrency) {
+            // What the cache holds fresh comes straight from it (a thread opened again).
+            let results = force ? client.fanOut(endpoints, maxConcurrent: concurrency)
+                : client.fanOutStoredFirst(endpoints, maxConcurrent: concurrency)
+            for await done in results {
                 let id = ids[done.offset]
                 let outcome: LoadProgress.Outcome
                 switch done.result {

@@ -286,21 +286,11 @@ public struct StoryLoader: Sendable {
         while !batch.isEmpty {
             slots += [LoadProgress.Outcome?](repeating: nil, count: batch.count)
             let endpoints = batch.map { Self.forced(HackerNews.item(id: listed[$0]), force) }
-            // One read of the store for the whole batch; what it answers fresh is taken straight
-            // from it (no trip through the chain per item), the rest is sent. The first few items
-            // are asked first: when the store has none of them (a cold store), the others are not
-            // looked up twice, by this and again by the chain.
-            var stored: [Response<HNItem?>?] = []
-            if !force {
-                await client.preload(endpoints)
-                let probe = min(8, endpoints.count)
-                stored = await client.storedAnswers(Array(endpoints.prefix(probe)))
-                if stored.contains(where: { $0 != nil }) {
-                    stored += await client.storedAnswers(Array(endpoints.dropFirst(probe)))
-                }
-            }
-            stored += [Response<HNItem?>?](repeating: nil, count: endpoints.count - stored.count)
-            func record(_ done: FanOutResult<HNItem?>) {
+            // One read of the store for the whole batch; what it answers fresh comes straight from
+            // it (no trip through the chain per item), the rest is sent.
+            let results = force ? client.fanOut(endpoints, maxConcurrent: concurrency)
+                : client.fanOutStoredFirst(endpoints, maxConcurrent: concurrency)
+            for await done in results {
                 let index = batch.lowerBound + done.offset
                 let outcome: LoadProgress.Outcome
                 switch done.result {
@@ -318,13 +308,6 @@ public struct StoryLoader: Sendable {
                 slots[index] = outcome
                 completed += 1
                 progress(LoadProgress(completed: completed, total: slots.count, latest: outcome, rank: index + 1))
-            }
-            for (offset, response) in stored.enumerated() {
-                if let response { record(FanOutResult(offset: offset, result: .success(response))) }
-            }
-            let unanswered = stored.indices.filter { stored[$0] == nil }
-            for await done in client.fanOut(unanswered.map { endpoints[$0] }, maxConcurrent: concurrency) {
-                record(FanOutResult(offset: unanswered[done.offset], result: done.result))
             }
             if Task.isCancelled { break }
             let skipped = slots.count { if case .skipped? = $0 { true } else { false } }

@@ -185,13 +185,14 @@ public final class TLSOrigin: Sendable {
             case .body:
                 break
             case .end:
+                // Counted before the answer leaves: a client that has read it finds it counted.
+                answered.count.add(1, ordering: .relaxed)
                 let body = ByteBuffer(string: self.body)
                 let headers: HTTPHeaders = ["Content-Length": String(body.readableBytes), "X-Request-Target": target]
                 context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .ok, headers: headers))),
                               promise: nil)
                 context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
                 context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
-                answered.count.add(1, ordering: .relaxed)
             }
         }
     }
