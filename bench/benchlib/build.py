@@ -18,7 +18,9 @@ def build(*, config: str = "release", products=None, skip: bool = False) -> Path
     """Builds into .build-bench and returns the directory of the binaries. products=None: one `swift
     build` of every executable of the package; else one `swift build --product P` for each. With
     skip=True nothing is built: only the directory is asked for."""
-    cmd = ["swift", "build", "-c", config, "--scratch-path", str(SCRATCH)]
+    # A release build is the one scripts/install makes (scripts/release-build: its flags).
+    cmd = ([str(ROOT / "scripts" / "release-build")] if config == "release" else ["swift", "build", "-c", config]) \
+        + ["--scratch-path", str(SCRATCH)]
     for product in [] if skip else (products or [None]):
         invocation = cmd + ([] if product is None else ["--product", product])
         log("building: " + " ".join(invocation).replace(str(ROOT) + "/", ""))
