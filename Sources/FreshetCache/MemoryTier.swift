@@ -11,6 +11,9 @@ package struct MemoryTier {
         var variants: [CachedResponse]
         var bytes: Int
         var used: UInt64
+        /// The oldest LRU stamp of the key's rows on disk as far as this process knows (Unix
+        /// seconds; `-infinity`: unknown), for a store that rewrites stamps at most so often.
+        var stamped: Double
     }
 
     /// What an empty list (a known absence) costs, and what each list costs beyond its responses.
@@ -46,23 +49,40 @@ package struct MemoryTier {
         slots[key] != nil
     }
 
-    /// Holds `variants` as everything stored for `key`.
-    package mutating func put(_ variants: [CachedResponse], forKey key: String) {
+    /// Holds `variants` as everything stored for `key`, whose rows' oldest LRU stamp on disk is
+    /// `stamped` (`nil`: the stamp the tier knew for the key, if any).
+    package mutating func put(_ variants: [CachedResponse], forKey key: String, stamped: Double? = nil) {
+        let stamped = stamped ?? slots[key]?.stamped ?? -.infinity
         remove(key: key)
         let size = Self.slotOverhead + variants.reduce(0) { $0 + $1.size }
         guard size <= capacity / 4 || size <= Self.slotOverhead else { return } // one entry never crowds out the rest
-        slots[key] = Slot(variants: variants, bytes: size, used: tick())
+        slots[key] = Slot(variants: variants, bytes: size, used: tick(), stamped: stamped)
         bytes += size
         evictIfNeeded()
     }
 
     /// Puts `response` first among its key's variants, replacing the same variant — when the tier
     /// holds that key; otherwise nothing changes (the key's other variants are not known here).
-    package mutating func update(with response: CachedResponse) {
+    /// `now`: when the response's row is stamped; it is the key's stamp when it is its only variant.
+    package mutating func update(with response: CachedResponse, stampedAt now: Double = -.infinity) {
         guard var variants = slots[response.key]?.variants else { return }
         variants.removeAll { $0.variant == response.variant }
         variants.insert(response, at: 0)
-        put(variants, forKey: response.key)
+        put(variants, forKey: response.key, stamped: variants.count == 1 ? now : nil)
+    }
+
+    /// The oldest LRU stamp of `key`'s rows on disk as far as the tier knows; `nil` when it does
+    /// not hold the key.
+    package func stamped(_ key: String) -> Double? {
+        slots[key]?.stamped
+    }
+
+    /// Notes that every row of each of `keys` the tier holds was stamped at `time` or later.
+    package mutating func noteStamped(_ keys: some Sequence<String>, at time: Double) {
+        for key in keys {
+            guard let index = slots.index(forKey: key) else { continue }
+            slots.values[index].stamped = max(slots.values[index].stamped, time)
+        }
     }
 
     /// Drops one variant of `key`, when the tier holds the key.

@@ -17,7 +17,8 @@ import Synchronization
 /// absences included) and go to SQLite only for a key the tier does not know. A hit never waits
 /// on a write and never writes: its LRU stamp and the outcome counters are kept in memory and
 /// written in batches — with the next stored responses, after ``flushInterval``, and by
-/// ``flush()``. Stored responses are written behind the caller with group commit: one
+/// ``flush()``. A use rewrites an entry's stamp at most once per ``stampInterval``. Stored
+/// responses are written behind the caller with group commit: one
 /// transaction takes every response queued while the previous one was being written, and evicts
 /// once. Removals wait for their write.
 ///
@@ -42,6 +43,12 @@ public final class SQLiteCacheStore: CacheStore, MemoryLookup, WriteBehindStore 
     public let memoryBytes: Int
     /// How long LRU stamps and outcome counters may wait in memory before they are written.
     public let flushInterval: Duration
+    /// How stale an entry's LRU stamp on disk may grow before a use rewrites it (60 s by default):
+    /// a use within this interval of the stamp writes nothing, so eviction follows the order of
+    /// use to within the interval (as Varnish's `lru_interval` does for its LRU lists). A page of
+    /// 500 answers used again within the minute costs no write; `.zero` stamps every use.
+    public let stampInterval: Duration
+    private let stampSeconds: Double
 
     private let state: Mutex<State>
 
@@ -49,11 +56,14 @@ public final class SQLiteCacheStore: CacheStore, MemoryLookup, WriteBehindStore 
     /// ``registerMigrations(in:)``), keeping at most `maxBytes` (100 MiB by default) on disk and
     /// `memoryBytes` (16 MiB by default, never more than `maxBytes`) in memory.
     public init(writer: any DatabaseWriter, maxBytes: Int = 100 * 1024 * 1024, memoryBytes: Int = 16 * 1024 * 1024,
-                flushInterval: Duration = .seconds(2)) {
+                flushInterval: Duration = .seconds(2), stampInterval: Duration = .seconds(60)) {
         self.writer = writer
         self.maxBytes = maxBytes
         self.memoryBytes = min(memoryBytes, maxBytes)
         self.flushInterval = flushInterval
+        self.stampInterval = max(.zero, stampInterval)
+        let (seconds, attoseconds) = self.stampInterval.components
+        stampSeconds = Double(seconds) + Double(attoseconds) * 1e-18
         state = Mutex(State(memory: MemoryTier(capacity: min(memoryBytes, maxBytes))))
     }
 
@@ -62,9 +72,10 @@ public final class SQLiteCacheStore: CacheStore, MemoryLookup, WriteBehindStore 
     /// The variants the memory tier holds for `key`, marked as used; `nil` when it does not
     /// know the key. Never suspends, never touches the disk.
     public func variantsInMemory(forKey key: String) -> [CachedResponse]? {
+        let now = Date().timeIntervalSince1970
         let known = state.withLock { state -> (variants: [CachedResponse]?, arm: Bool) in
             guard let variants = state.memory.variants(forKey: key) else { return (nil, false) }
-            return (variants, variants.isEmpty ? false : state.touch(key))
+            return (variants, variants.isEmpty ? false : state.touch(key, now: now, interval: stampSeconds))
         }
         if known.arm { armFlushTimer() }
         return known.variants
@@ -86,7 +97,8 @@ public final class SQLiteCacheStore: CacheStore, MemoryLookup, WriteBehindStore 
     public func variants(forKey key: String) async throws -> [CachedResponse] {
         if let variants = variantsInMemory(forKey: key) { return variants }
         let variants = try await read([key])[key] ?? []
-        let arm = state.withLock { state in variants.isEmpty ? false : state.touch(key) }
+        let now = Date().timeIntervalSince1970
+        let arm = state.withLock { state in variants.isEmpty ? false : state.touch(key, now: now, interval: stampSeconds) }
         if arm { armFlushTimer() }
         return variants
     }
@@ -110,13 +122,21 @@ public final class SQLiteCacheStore: CacheStore, MemoryLookup, WriteBehindStore 
         // Read the queue before the disk, so no change can be missed; replaying a committed one
         // again changes nothing.
         let (unwritten, sequence, evictions) = state.withLock { ($0.writing + $0.queued, $0.sequence, $0.evictions) }
-        let rows = try await writer.read { db in
-            let columns = "SELECT key, variant, url, status, request_time, response_time, headers, body FROM cache_entry"
+        let (rows, stamps) = try await writer.read { db -> ([CachedResponse], [String: Double]) in
+            let columns = "SELECT key, variant, url, status, request_time, response_time, headers, body, last_access FROM cache_entry"
             // One key's statement is kept prepared; a batch's depends on its size.
             let statement = keys.count == 1
                 ? try db.cachedStatement(sql: "\(columns) WHERE key = ? ORDER BY stored_at DESC")
                 : try db.makeStatement(sql: "\(columns) WHERE key IN (\(databaseQuestionMarks(count: keys.count))) ORDER BY stored_at DESC")
-            return try Row.fetchAll(statement, arguments: StatementArguments(keys)).compactMap(Self.response(from:))
+            // With each key's oldest LRU stamp, so that a use within `stampInterval` of it writes nothing.
+            var stamps: [String: Double] = [:]
+            let rows = try Row.fetchAll(statement, arguments: StatementArguments(keys)).compactMap { row -> CachedResponse? in
+                guard let response = Self.response(from: row) else { return nil }
+                let stamp: Double = row["last_access"]
+                stamps[response.key] = min(stamps[response.key] ?? stamp, stamp)
+                return response
+            }
+            return (rows, stamps)
         }
         var found = Dictionary(grouping: rows, by: \.key)
         for key in keys {
@@ -130,7 +150,7 @@ public final class SQLiteCacheStore: CacheStore, MemoryLookup, WriteBehindStore 
             guard state.committed <= sequence, state.evictions == evictions else { return }
             let later = (state.writing + state.queued).filter { $0.sequence > sequence }
             for key in keys where !later.contains(where: { $0.operation.concerns(key) }) {
-                state.memory.put(found[key] ?? [], forKey: key)
+                state.memory.put(found[key] ?? [], forKey: key, stamped: stamps[key] ?? -.infinity)
             }
         }
         return found
@@ -144,7 +164,8 @@ public final class SQLiteCacheStore: CacheStore, MemoryLookup, WriteBehindStore 
     /// batch.
     public func save(_ response: CachedResponse) async throws {
         if response.size <= maxBytes {
-            enqueue(.save(response)) { $0.update(with: response) }
+            let now = Date().timeIntervalSince1970
+            enqueue(.save(response)) { $0.update(with: response, stampedAt: now) }
         } else {
             enqueue(.removeVariant(key: response.key, variant: response.variant)) {
                 $0.remove(key: response.key, variant: response.variant)
@@ -261,8 +282,10 @@ public final class SQLiteCacheStore: CacheStore, MemoryLookup, WriteBehindStore 
 
         var isIdle: Bool { queued.isEmpty && writes.isEmpty }
 
-        /// Notes a use of `key`; returns whether the caller must arm the flush timer.
-        mutating func touch(_ key: String) -> Bool {
+        /// Notes a use of `key` at `now` (Unix seconds) — unless its stamp on disk is less than
+        /// `interval` seconds old; returns whether the caller must arm the flush timer.
+        mutating func touch(_ key: String, now: Double, interval: Double) -> Bool {
+            if let stamped = memory.stamped(key), now - stamped < interval { return false }
             writes.touch(key, at: memory.clock)
             return writes.armsTimer()
         }
@@ -304,11 +327,14 @@ public final class SQLiteCacheStore: CacheStore, MemoryLookup, WriteBehindStore 
             }
             guard let batch = next else { return }
             let maxBytes = maxBytes
+            // The batch stamps its rows at this time or later.
+            let writtenAt = Date().timeIntervalSince1970
             do {
                 let evicted = try await writer.write { db in try batch.write(db, maxBytes: maxBytes) }
                 state.withLock { state in
                     state.committed = batch.changes.last?.sequence ?? state.committed
                     state.writing = []
+                    state.memory.noteStamped(batch.touched.keys, at: writtenAt)
                     for (key, variant) in evicted { state.memory.remove(key: key, variant: variant) }
                     if !evicted.isEmpty { state.evictions &+= 1 }
                 }

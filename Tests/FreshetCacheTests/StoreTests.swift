@@ -31,7 +31,9 @@ func withStore<T: Sendable>(
         defer { directory.remove() }
         let database = try cacheDatabase(in: directory.url)
         defer { try? database.close() }
-        return try await body(SQLiteCacheStore(writer: database, maxBytes: maxBytes))
+        // Every use stamped, as the other stores do: these tests check the exact order of use
+        // (TieredStoreTests checks the stamp interval).
+        return try await body(SQLiteCacheStore(writer: database, maxBytes: maxBytes, stampInterval: .zero))
     case .postgres:
         return try await withPostgres { cluster in
             var configuration = try PostgresStoreConfiguration(url: cluster.url, environment: cluster.environment)

@@ -171,7 +171,7 @@ struct TieredStoreTests {
         defer { temporary.remove() }
         let database = try cacheDatabase(in: temporary.url)
         defer { try? database.close() }
-        let store = SQLiteCacheStore(writer: database, flushInterval: .seconds(3600))
+        let store = SQLiteCacheStore(writer: database, flushInterval: .seconds(3600), stampInterval: .zero)
         try await store.save(storeSample(key: "k", bodySize: 10))
         try await store.flush()
         let stampBefore = try await database.read { db in
@@ -198,6 +198,46 @@ struct TieredStoreTests {
         let other = try cacheDatabase(in: temporary.url)
         defer { try? other.close() }
         #expect(try await SQLiteCacheStore(writer: other).stats().outcomes == ["hit": 200])
+    }
+
+    @Test("A use rewrites the LRU stamp only once the stamp on disk is older than the stamp interval")
+    func stampsAtMostOncePerInterval() async throws {
+        let temporary = try StoreTemporaryDirectory()
+        defer { temporary.remove() }
+        let database = try cacheDatabase(in: temporary.url)
+        defer { try? database.close() }
+        let first = SQLiteCacheStore(writer: database, stampInterval: .seconds(600))
+        try await first.save(storeSample(key: "recent", bodySize: 10))
+        try await first.save(storeSample(key: "old", bodySize: 10))
+        try await first.flush()
+        let stamp = { (key: String) in
+            try await database.read { db in try Double.fetchOne(db, sql: "SELECT last_access FROM cache_entry WHERE key = ?", arguments: [key]) }
+        }
+        let recentStamp = try await stamp("recent")
+        // The same store: both were stamped when saved, moments ago.
+        #expect(try await first.variants(forKey: "recent").count == 1)
+        #expect(try await first.variants(forKey: "old").count == 1)
+        try await first.flush()
+        #expect(try await stamp("recent") == recentStamp, "a use within the interval wrote no stamp")
+
+        // Another process, reading them from disk: one stamp made old, one as it was.
+        let hourAgo = Date().timeIntervalSince1970 - 3600
+        try await database.write { db in
+            try db.execute(sql: "UPDATE cache_entry SET last_access = ? WHERE key = 'old'", arguments: [hourAgo])
+        }
+        let second = SQLiteCacheStore(writer: database, stampInterval: .seconds(600))
+        #expect(try await second.variants(forKey: "recent").count == 1)
+        #expect(try await second.variants(forKey: "old").count == 1)
+        try await second.flush()
+        #expect(try await stamp("recent") == recentStamp, "read from disk with a recent stamp: not rewritten")
+        let moved = try #require(try await stamp("old"))
+        #expect(moved > hourAgo + 3000, "a stamp older than the interval is rewritten by the use")
+        #expect(moved > (recentStamp ?? .infinity), "and the use makes it the most recently used")
+
+        // Used again: the stamp just written is recent now.
+        #expect(try await second.variants(forKey: "old").count == 1)
+        try await second.flush()
+        #expect(try await stamp("old") == moved)
     }
 
     @Test("A batch of many responses is one transaction, and what was queued survives reopening after flush")
