@@ -145,17 +145,34 @@ public struct APIClient: Sendable {
     /// credentials to the request (``AuthenticationMiddleware``) changes a private cache's key,
     /// so for such a client the read ahead finds nothing.
     public func preload<Value>(_ endpoints: [Endpoint<Value>]) async {
-        guard let (source, adapters) = storedSource() else { return }
-        var requests: [HTTPRequest] = []
-        var base = baseURL
-        for endpoint in endpoints where endpoint.method == .get {
-            guard let (request, requestBase, _) = try? makeRequest(endpoint, body: nil), requestBase == base || requests.isEmpty
-            else { continue }
-            base = requestBase
-            requests.append(adapters.reduce(request) { $1.storedRequest($0) })
+        guard let lookups = storedLookups(endpoints) else { return }
+        await preload(lookups)
+    }
+
+    /// Endpoints' requests as the chain's cache sees them — built and shaped by the
+    /// ``StoredResponseAdapter``s above it once, for a preload and the stored answers after it.
+    struct StoredLookups: Sendable {
+        var source: any StoredResponseSource
+        var adapters: [any StoredResponseAdapter]
+        /// Per endpoint: its shaped request, base and URL; `nil` when it is not a `GET` or has no request.
+        var requests: [(request: HTTPRequest, base: URL, url: URL)?]
+    }
+
+    /// ``StoredLookups`` for `endpoints`; `nil` when the chain has no ``StoredResponseSource``.
+    func storedLookups<Value>(_ endpoints: [Endpoint<Value>]) -> StoredLookups? {
+        guard let (source, adapters) = storedSource() else { return nil }
+        let requests = endpoints.map { endpoint -> (request: HTTPRequest, base: URL, url: URL)? in
+            guard endpoint.method == .get, let (request, base, url) = try? makeRequest(endpoint, body: nil) else { return nil }
+            return (adapters.reduce(request) { $1.storedRequest($0) }, base, url)
         }
-        guard !requests.isEmpty else { return }
-        await source.preload(requests, baseURL: base)
+        return StoredLookups(source: source, adapters: adapters, requests: requests)
+    }
+
+    /// ``preload(_:)`` of requests already built: those on the first one's base (one read asks one base).
+    func preload(_ lookups: StoredLookups) async {
+        let built = lookups.requests.compactMap { $0 }
+        guard let base = built.first?.base else { return }
+        await lookups.source.preload(built.filter { $0.base == base }.map(\.request), baseURL: base)
     }
 
     /// What the chain's HTTP cache (its first ``StoredResponseSource``) answers `endpoints` with
@@ -174,25 +191,32 @@ public struct APIClient: Sendable {
     /// through the chain. With any other above it (logging, metrics, tracing, authentication,
     /// your own), every slot is `nil`, so nothing a middleware would see or add is skipped.
     public func storedAnswers<Value>(_ endpoints: [Endpoint<Value>]) async -> [Response<Value>?] {
-        var answers = [Response<Value>?](repeating: nil, count: endpoints.count)
+        guard let lookups = storedLookups(endpoints) else { return Array(repeating: nil, count: endpoints.count) }
+        return await storedAnswers(endpoints, lookups, in: endpoints.indices)
+    }
+
+    /// ``storedAnswers(_:)`` for `endpoints[range]`, whose requests `lookups` holds.
+    func storedAnswers<Value>(_ endpoints: [Endpoint<Value>], _ lookups: StoredLookups, in range: Range<Int>) async
+        -> [Response<Value>?]
+    {
+        var answers = [Response<Value>?](repeating: nil, count: range.count)
         let above = middlewares.prefix { !($0 is any StoredResponseSource) }
         guard above.allSatisfy({
                   $0 is RedirectMiddleware || $0 is RetryMiddleware || $0 is CoalescingMiddleware || $0 is any StoredResponseAdapter
-              }),
-              let (source, adapters) = storedSource()
+              })
         else { return answers }
         // In slices on the cooperative pool: decoding is most of the work, and a fan-out through
         // the chain would have spread it over the cores too.
         let slice = 32
         await withTaskGroup(of: (Int, [Response<Value>?]).self) { group in
-            for start in stride(from: 0, to: endpoints.count, by: slice) {
-                let part = Array(endpoints[start..<min(start + slice, endpoints.count)])
+            for start in stride(from: range.lowerBound, to: range.upperBound, by: slice) {
+                let part = start..<min(start + slice, range.upperBound)
                 group.addTask {
                     var found: [Response<Value>?] = []
-                    for endpoint in part {
-                        found.append(await storedAnswer(to: endpoint, from: source, through: adapters))
+                    for index in part {
+                        found.append(await storedAnswer(to: endpoints[index], built: lookups.requests[index], from: lookups))
                     }
-                    return (start, found)
+                    return (start - range.lowerBound, found)
                 }
             }
             for await (start, found) in group {
@@ -202,15 +226,14 @@ public struct APIClient: Sendable {
         return answers
     }
 
-    /// ``storedAnswers(_:)`` for one endpoint.
-    private func storedAnswer<Value>(to endpoint: Endpoint<Value>, from source: any StoredResponseSource,
-                                     through adapters: [any StoredResponseAdapter]) async -> Response<Value>? {
-        guard endpoint.method == .get, let (request, base, url) = try? makeRequest(endpoint, body: nil),
-              let stored = await source.answerWithoutExchange(for: adapters.reduce(request) { $1.storedRequest($0) },
-                                                              baseURL: base),
+    /// ``storedAnswers(_:)`` for one endpoint, whose shaped request is `built`.
+    private func storedAnswer<Value>(to endpoint: Endpoint<Value>, built: (request: HTTPRequest, base: URL, url: URL)?,
+                                     from lookups: StoredLookups) async -> Response<Value>? {
+        guard let (request, base, url) = built,
+              let stored = await lookups.source.answerWithoutExchange(for: request, baseURL: base),
               stored.response.status.kind == .successful,
               // A body that does not decode goes through the chain, which says why.
-              let (response, data) = await adapted((stored.response, stored.body), by: adapters)
+              let (response, data) = await adapted((stored.response, stored.body), by: lookups.adapters)
         else { return nil }
         return try? decoded(endpoint, response: response, data: data, url: url, report: .init(cache: stored.outcome))
     }

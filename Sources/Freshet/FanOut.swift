@@ -76,11 +76,15 @@ extension APIClient {
         let client = self
         return AsyncStream { continuation in
             let task = Task {
-                await client.preload(endpoints)
-                let asked = min(max(0, probe), endpoints.count)
-                var stored = await client.storedAnswers(Array(endpoints.prefix(asked)))
-                if stored.contains(where: { $0 != nil }) {
-                    stored += await client.storedAnswers(Array(endpoints.dropFirst(asked)))
+                // Each request is built and shaped once, for the preload and the stored answers.
+                var stored: [Response<Value>?] = []
+                if let lookups = client.storedLookups(endpoints) {
+                    await client.preload(lookups)
+                    let asked = min(max(0, probe), endpoints.count)
+                    stored = await client.storedAnswers(endpoints, lookups, in: 0..<asked)
+                    if stored.contains(where: { $0 != nil }) {
+                        stored += await client.storedAnswers(endpoints, lookups, in: asked..<endpoints.count)
+                    }
                 }
                 stored += [Response<Value>?](repeating: nil, count: endpoints.count - stored.count)
                 for (offset, response) in stored.enumerated() {
