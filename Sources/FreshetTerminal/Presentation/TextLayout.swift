@@ -13,8 +13,14 @@ public enum TextLayout {
     /// The width of ASCII text without looking up character properties (printable characters are
     /// one column, control characters none); `nil` when the text is not all ASCII.
     private static func asciiWidth(_ utf8: some Collection<UInt8>) -> Int? {
+        // A native string's bytes are contiguous: a loop over a buffer, not the view's indices
+        // (about a tenth of the instructions, which a page of 500 rows feels).
+        utf8.withContiguousStorageIfAvailable(asciiWidth(bytes:)) ?? asciiWidth(bytes: utf8)
+    }
+
+    private static func asciiWidth(bytes: some Sequence<UInt8>) -> Int? {
         var columns = 0
-        for byte in utf8 {
+        for byte in bytes {
             guard byte < 0x80 else { return nil }
             if byte >= 0x20, byte != 0x7F { columns += 1 }
         }
