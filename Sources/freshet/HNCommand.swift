@@ -112,9 +112,17 @@ struct HNCommand: AsyncParsableCommand {
         let live = Terminal.stdoutIsTTY && !common.json ? LiveRegion() : nil
         let bar = ProgressLine(noun: "stories")
         var landed: [RankedStory] = []
+        // With --json each story is encoded as it lands, while the others are still on their way,
+        // not all at the end: the compact array is its elements' encodings joined by commas.
+        var encoded: [Int: (rank: Int, json: Data)] = [:]
+        let json = common.json
         let page: StoryPage
         do {
             page = try await loader.load(storyList, limit: limit, sort: order, force: common.refresh) { progress in
+                if json, case .item(let item) = progress.latest, let rank = progress.rank,
+                   let data = try? HackerNews.encoder.encode(RankedStory(rank: rank, item: item).decodedForJSON) {
+                    encoded[item.id] = (rank, data)
+                }
                 guard let live else { return bar.show(progress.completed, of: progress.total) }
                 if case .item(let item) = progress.latest, let rank = progress.rank {
                     landed.append(RankedStory(rank: rank, item: item))
@@ -136,8 +144,17 @@ struct HNCommand: AsyncParsableCommand {
             reportFailures(page.failures, noun: "stories")
             throw report(failure.error, subject: "item \(failure.id)")
         }
-        if common.json {
-            try printJSON(page.stories.map(\.decodedForJSON), encoder: HackerNews.encoder)
+        if json {
+            var array = Data("[".utf8)
+            for (index, story) in page.stories.enumerated() {
+                if index > 0 { array.append(UInt8(ascii: ",")) }
+                if let early = encoded[story.id], early.rank == story.rank {
+                    array.append(early.json)
+                } else {
+                    array.append(try HackerNews.encoder.encode(story.decodedForJSON))
+                }
+            }
+            FileHandle.standardOutput.write(array + Data("]\n".utf8))
         } else if page.stories.isEmpty {
             printError("no stories in the \(storyList.rawValue) list.")
         } else {
