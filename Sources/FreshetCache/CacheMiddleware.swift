@@ -425,17 +425,6 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource, WholeResp
         try? await store.preload(keys: keys)
     }
 
-    // MARK: - Reuse (RFC 9111 §4)
-
-
-
-
-
-
-
-
-
-
     // MARK: - Validation (§4.3)
 
     private func revalidate(

@@ -250,10 +250,11 @@ public final class Simulator: Sendable {
     }
 }
 
-/// Starts a ``Simulator`` on `127.0.0.1` with an ephemeral port, runs `body`, then shuts
-/// the server down (cancelling any response still being written) and returns `body`'s result.
+/// Starts a ``Simulator`` on `127.0.0.1` with an ephemeral port (or `port`, when not 0), runs
+/// `body`, then shuts the server down (cancelling any response still being written) and returns
+/// `body`'s result.
 public func withSimulator<T: Sendable>(
-    _ configuration: SimulatorConfiguration = .init(),
+    _ configuration: SimulatorConfiguration = .init(), port: Int = 0,
     _ body: @Sendable (RunningSimulator) async throws -> T
 ) async throws -> T {
     let simulator = Simulator(configuration: configuration)
@@ -261,7 +262,7 @@ public func withSimulator<T: Sendable>(
         let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
         group.addTask {
             defer { continuation.finish() }
-            try await simulator.run(host: "127.0.0.1", port: 0) { port in
+            try await simulator.run(host: "127.0.0.1", port: port) { port in
                 continuation.yield(port)
             }
         }

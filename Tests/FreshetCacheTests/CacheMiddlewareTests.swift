@@ -343,7 +343,9 @@ struct CacheMiddlewareTests {
         let store = MemoryCacheStore()
         let clock = TestClock()
         let cache = CacheMiddleware(store: store, options: .init(serveStaleOnFailure: true), now: clock.function)
-        let url = try await withSimulator(.init()) { sim in
+        // The port stays bound by this process once the simulator has stopped: a connection is
+        // refused, and no other test's server can be handed the port meanwhile.
+        let url = try await withSimulator(.init(), port: try reservedLoopbackPort()) { sim in
             let client = APIClient(baseURL: sim.baseURL, transport: liveTransport, middlewares: [cache])
             try await SimControl(sim).script("a", headers: [("Cache-Control", "max-age=60")], body: "kept")
             _ = try await client.send(Endpoint<Data>.raw("scripted", "a"))
