@@ -34,6 +34,37 @@ struct TextLayoutTests {
         #expect(Set(lines.map { TextLayout.width($0) }).count == 1)
     }
 
+    @Test("Columns: each cell as padding and truncation lay it out, over caps, alignments and ragged rows")
+    func columnsMatchPadAndTruncate() {
+        // The layout by definition: every cell padded to its column's width, the last one of a row
+        // truncated (not padded) unless it aligns right.
+        func reference(_ rows: [[String]], widths: [Int?], alignRight: Set<Int>) -> [String] {
+            let count = rows.map(\.count).max() ?? 0
+            let measured = (0..<count).map { index in
+                rows.compactMap { $0.indices.contains(index) ? $0[index] : nil }
+                    .map { min(TextLayout.width($0), index < widths.count ? widths[index] ?? .max : .max) }.max() ?? 0
+            }
+            return rows.map { row in
+                row.enumerated().map { index, cell in
+                    index == row.count - 1 && !alignRight.contains(index)
+                        ? TextLayout.truncate(cell, to: measured[index])
+                        : TextLayout.pad(cell, to: measured[index], alignRight: alignRight.contains(index))
+                }.joined(separator: "  ")
+            }
+        }
+        let cells = ["", "a", "7", "42", "hello", "a longer cell", "스위프트", "🙂 ok", "e\u{0301}x", "exactly10!"]
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<300 {
+            let rows = (0..<Int.random(in: 1...4, using: &generator)).map { _ in
+                (0..<Int.random(in: 1...4, using: &generator)).map { _ in cells.randomElement(using: &generator)! }
+            }
+            let widths = (0..<4).map { _ in Bool.random(using: &generator) ? Int.random(in: 1...8, using: &generator) : nil }
+            let alignRight = Set((0..<4).filter { _ in Bool.random(using: &generator) })
+            #expect(TextLayout.columns(rows, widths: widths, alignRight: alignRight)
+                        == reference(rows, widths: widths, alignRight: alignRight), "\(rows) \(widths) \(alignRight)")
+        }
+    }
+
     @Test("One line, whatever a service sent")
     func singleLine() {
         #expect(TextLayout.singleLine("a\nb\tc\u{1B}[31md") == "a b c [31md")

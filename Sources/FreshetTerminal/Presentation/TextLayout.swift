@@ -117,19 +117,35 @@ public enum TextLayout {
     /// maximum width (`nil` = as wide as its widest cell); the last column is never padded.
     public static func columns(_ rows: [[String]], widths: [Int?] = [], alignRight: Set<Int> = []) -> [String] {
         guard let count = rows.map(\.count).max() else { return [] }
+        // Each cell is measured once: for the column widths, then for its padding (a page of 500
+        // rows measured every cell three times).
+        let cellWidths = rows.map { $0.map { width($0) } }
         var measured = [Int](repeating: 0, count: count)
-        for row in rows {
-            for (index, cell) in row.enumerated() {
+        for row in cellWidths {
+            for (index, cellWidth) in row.enumerated() {
                 let cap = index < widths.count ? widths[index] : nil
-                measured[index] = max(measured[index], min(width(cell), cap ?? .max))
+                measured[index] = max(measured[index], min(cellWidth, cap ?? .max))
             }
         }
-        return rows.map { row in
-            row.enumerated().map { index, cell in
-                index == row.count - 1 && !alignRight.contains(index)
-                    ? TextLayout.truncate(cell, to: measured[index])
-                    : pad(cell, to: measured[index], alignRight: alignRight.contains(index))
-            }.joined(separator: "  ")
+        let rightAligned = (0..<count).map { alignRight.contains($0) }
+        return zip(rows, cellWidths).map { row, rowWidths in
+            var line = ""
+            line.reserveCapacity(measured.reduce(2 * count) { $0 + $1 })
+            for (index, cell) in row.enumerated() {
+                if index > 0 { line += "  " }
+                let (cellWidth, column) = (rowWidths[index], measured[index])
+                if cellWidth > column {
+                    line += index == row.count - 1 && !rightAligned[index]
+                        ? truncate(cell, to: column) : pad(cell, to: column, alignRight: rightAligned[index])
+                    continue
+                }
+                // It fits: the cell and spaces, none after the last one unless it aligns right.
+                let fill = index == row.count - 1 && !rightAligned[index] ? 0 : column - cellWidth
+                if rightAligned[index] { line += String(repeating: " ", count: fill) }
+                line += cell
+                if !rightAligned[index] { line += String(repeating: " ", count: fill) }
+            }
+            return line
         }
     }
 
