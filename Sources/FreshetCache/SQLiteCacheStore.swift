@@ -103,18 +103,31 @@ public final class SQLiteCacheStore: CacheStore, MemoryLookup, WriteBehindStore 
         return variants
     }
 
-    /// Reads the keys the memory tier does not know in one database read (in batches of
-    /// 500 keys), so that their lookups are answered from memory: a page of 500
-    /// stories costs one read, not 500. Marks nothing as used.
+    /// Reads the keys the memory tier does not know in a few database reads, so that their
+    /// lookups are answered from memory: a page of 500 stories costs one read per core, not 500.
+    /// The reads run at once (a `DatabasePool` has readers for them): turning rows into responses
+    /// is most of a big read's time. Marks nothing as used.
     public func preload(keys: [String]) async throws {
         let unknown = state.withLock { state in Array(Set(keys.filter { !state.memory.knows($0) })) }
-        for start in stride(from: 0, to: unknown.count, by: Self.preloadBatch) {
-            _ = try await read(Array(unknown[start..<min(start + Self.preloadBatch, unknown.count)]))
+        guard !unknown.isEmpty else { return }
+        let reads = min(Self.preloadReads, max(1, unknown.count / Self.preloadMinimumKeys))
+        let size = min(Self.preloadBatch, (unknown.count + reads - 1) / reads)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for start in stride(from: 0, to: unknown.count, by: size) {
+                let batch = Array(unknown[start..<min(start + size, unknown.count)])
+                group.addTask { _ = try await self.read(batch) }
+            }
+            try await group.waitForAll()
         }
     }
 
     /// The most keys one preload read asks for (SQLite's default limit of bound parameters is 32,766).
     static let preloadBatch = 500
+    /// How many reads a big preload is split into: one per core, at most four (GRDB's pool has
+    /// five readers by default).
+    package static let preloadReads = max(1, min(4, ProcessInfo.processInfo.activeProcessorCount))
+    /// The fewest keys worth a read of their own.
+    package static let preloadMinimumKeys = 64
 
     /// Reads `keys` from disk, replays the writes not yet committed over them, and keeps the
     /// result in the memory tier when nothing changed meanwhile.

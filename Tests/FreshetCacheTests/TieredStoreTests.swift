@@ -135,6 +135,40 @@ struct TieredStoreTests {
         }
     }
 
+    @Test("A big preload is a few reads at once, and every key it asked for is answered from memory after")
+    func bigPreloadInParallelReads() async throws {
+        let temporary = try StoreTemporaryDirectory()
+        defer { temporary.remove() }
+        let keys = (0..<300).map { "item-\($0)" }
+        do {
+            let database = try cacheDatabase(in: temporary.url)
+            defer { try? database.close() }
+            let store = SQLiteCacheStore(writer: database)
+            for key in keys { try await store.save(storeSample(key: key, body: Data(key.utf8))) }
+            try await store.flush()
+        }
+        let lookups = LookupCounter()
+        var configuration = Configuration()
+        configuration.prepareDatabase { db in
+            db.trace(options: .statement) { event in
+                if "\(event)".contains("FROM cache_entry WHERE key") { lookups.count() }
+            }
+        }
+        let database = try DatabasePool(path: temporary.url.appendingPathComponent("cache.sqlite").path,
+                                        configuration: configuration)
+        defer { try? database.close() }
+        let store = SQLiteCacheStore(writer: database)
+        try await store.preload(keys: keys + ["absent"])
+        let reads = min(SQLiteCacheStore.preloadReads, 301 / SQLiteCacheStore.preloadMinimumKeys)
+        #expect(lookups.total == reads, "301 keys took \(lookups.total) reads")
+        try await database.write { db in try db.execute(sql: "DELETE FROM cache_entry") }
+        for key in keys {
+            #expect(store.variantsInMemory(forKey: key)?.map(\.body) == [Data(key.utf8)], "\(key)")
+        }
+        #expect(store.variantsInMemory(forKey: "absent")?.isEmpty == true, "an absence is kept too")
+        #expect(lookups.total == reads)
+    }
+
     @Test("A preload keeps what is queued but not written: the disk's older copy never reaches memory")
     func preloadSeesQueuedWrites() async throws {
         let temporary = try StoreTemporaryDirectory()
