@@ -262,10 +262,19 @@ public struct APIClient: Sendable {
     /// The chain's first ``StoredResponseSource`` (the HTTP cache) and the ``StoredResponseAdapter``s
     /// above it, outermost first; `nil` when the chain has no cache.
     private func storedSource() -> (source: any StoredResponseSource, adapters: [any StoredResponseAdapter])? {
-        guard let index = middlewares.firstIndex(where: { $0 is any StoredResponseSource }),
+        guard let index = middlewares.firstIndex(where: { !Self.isPlainHop($0) && $0 is any StoredResponseSource }),
               let source = middlewares[index] as? any StoredResponseSource
         else { return nil }
-        return (source, middlewares[..<index].compactMap { $0 as? any StoredResponseAdapter })
+        return (source, middlewares[..<index].compactMap { Self.isPlainHop($0) ? nil : $0 as? any StoredResponseAdapter })
+    }
+
+    /// Whether `middleware` is one of Freshet's own that is neither a ``StoredResponseSource`` nor a
+    /// ``StoredResponseAdapter``, told by its type: the runtime's first check of a type against a
+    /// protocol it does not conform to reads every conformance record of the process (some
+    /// 600,000 instructions each, seven of them in a warm `hn` before this).
+    package static func isPlainHop(_ middleware: any ClientMiddleware) -> Bool {
+        middleware is RedirectMiddleware || middleware is RetryMiddleware || middleware is CoalescingMiddleware
+            || middleware is RateLimitMiddleware
     }
 
     /// Whether a stored response may stand in after `error`.

@@ -65,10 +65,11 @@ struct CachePolicy: Sendable {
     func facts(of stored: CachedResponse) -> StoredFacts.Facts {
         memo.facts(of: stored) {
             let targeted = targetedControl(stored.headers)
+            let control = targeted ?? CacheControl(stored.headers)
             // The age it had when it arrived (§4.2.3): the current age with no resident time.
             let initial = Freshness(stored: stored, mode: options.mode, now: stored.responseTime,
-                                    heuristicFraction: options.heuristicFraction, targeted: targeted)
-            return .init(control: targeted ?? CacheControl(stored.headers), lifetime: initial.lifetime, initialAge: initial.age)
+                                    heuristicFraction: options.heuristicFraction, targeted: targeted, control: control)
+            return .init(control: control, lifetime: initial.lifetime, initialAge: initial.age)
         }
     }
 

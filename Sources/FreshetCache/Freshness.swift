@@ -53,8 +53,14 @@ public struct Freshness: Sendable, Equatable {
     ///     replace `Cache-Control` and `Expires`; `nil` reads `Cache-Control`.
     public init(stored: CachedResponse, mode: CacheMode, now: Date, lifetimeOverride: Double? = nil,
                 heuristicFraction: Double = 0.1, targeted: CacheControl? = nil) {
+        self.init(stored: stored, mode: mode, now: now, lifetimeOverride: lifetimeOverride,
+                  heuristicFraction: heuristicFraction, targeted: targeted, control: targeted ?? CacheControl(stored.headers))
+    }
+
+    /// The same, with the directives that apply (`targeted`, else `Cache-Control`'s) already parsed.
+    init(stored: CachedResponse, mode: CacheMode, now: Date, lifetimeOverride: Double? = nil,
+         heuristicFraction: Double = 0.1, targeted: CacheControl?, control: CacheControl) {
         let headers = stored.headers
-        let control = targeted ?? CacheControl(headers)
         let dateValue = headers[.date].flatMap(HTTPDate.parse) ?? stored.responseTime
         if let lifetimeOverride {
             lifetime = lifetimeOverride

@@ -42,6 +42,17 @@ struct StoredAnswersTests {
         }
     }
 
+    @Test("The middlewares storedAnswers tells apart by type are neither a stored-response source nor an adapter")
+    func plainHopsConformToNeither() {
+        let plain: [any ClientMiddleware] = [RedirectMiddleware(), RetryMiddleware(), CoalescingMiddleware(), RateLimitMiddleware()]
+        for middleware in plain {
+            #expect(APIClient.isPlainHop(middleware))
+            #expect(!(middleware is any StoredResponseSource), "\(type(of: middleware))")
+            #expect(!(middleware is any StoredResponseAdapter), "\(type(of: middleware))")
+        }
+        #expect(!APIClient.isPlainHop(CacheMiddleware(store: MemoryCacheStore())))
+    }
+
     @Test("Any other middleware above the cache turns it off: what it would see is never skipped")
     func onlyTransparentMiddlewares() async throws {
         try await withSimulator(.init()) { sim in
