@@ -48,6 +48,20 @@ private final class LookupCounter: Sendable {
     var total: Int { value.withLock { $0 } }
 }
 
+/// The cache database in `directory` opened again, each connection counting the lookups of
+/// stored responses it runs.
+private func countingLookups(in directory: URL) throws -> (DatabasePool, LookupCounter) {
+    let lookups = LookupCounter()
+    var configuration = Configuration()
+    configuration.prepareDatabase { db in
+        db.trace(options: .statement) { event in
+            if "\(event)".contains("FROM cache_entry WHERE key") { lookups.count() }
+        }
+    }
+    let database = try DatabasePool(path: directory.appendingPathComponent("cache.sqlite").path, configuration: configuration)
+    return (database, lookups)
+}
+
 @Suite("SQLite cache store: memory tier and batched writes")
 struct TieredStoreTests {
     @Test("A hit is answered, and a new response stored, while the database's writer is held busy")
@@ -104,17 +118,8 @@ struct TieredStoreTests {
                 for endpoint in endpoints { #expect(try await client.send(endpoint).cache == .miss) }
                 try await store.flush()
             }
-            // A new process: its memory tier is empty, everything is on disk. Every connection
-            // counts the lookups of stored responses it runs.
-            let lookups = LookupCounter()
-            var configuration = Configuration()
-            configuration.prepareDatabase { db in
-                db.trace(options: .statement) { event in
-                    if "\(event)".contains("FROM cache_entry WHERE key") { lookups.count() }
-                }
-            }
-            let database = try DatabasePool(path: temporary.url.appendingPathComponent("cache.sqlite").path,
-                                            configuration: configuration)
+            // A new process: its memory tier is empty, everything is on disk.
+            let (database, lookups) = try countingLookups(in: temporary.url)
             defer { try? database.close() }
             let store = SQLiteCacheStore(writer: database)
             let client = APIClient(baseURL: sim.baseURL, transport: liveTransport, middlewares: [CacheMiddleware(store: store)])
@@ -147,15 +152,7 @@ struct TieredStoreTests {
             for key in keys { try await store.save(storeSample(key: key, body: Data(key.utf8))) }
             try await store.flush()
         }
-        let lookups = LookupCounter()
-        var configuration = Configuration()
-        configuration.prepareDatabase { db in
-            db.trace(options: .statement) { event in
-                if "\(event)".contains("FROM cache_entry WHERE key") { lookups.count() }
-            }
-        }
-        let database = try DatabasePool(path: temporary.url.appendingPathComponent("cache.sqlite").path,
-                                        configuration: configuration)
+        let (database, lookups) = try countingLookups(in: temporary.url)
         defer { try? database.close() }
         let store = SQLiteCacheStore(writer: database)
         try await store.preload(keys: keys + ["absent"])
