@@ -291,7 +291,7 @@ public struct RunningSimulator: Sendable {
     /// The simulator, for the Swift accessors (request log, faults, …).
     public let simulator: Simulator
 
-    /// Creates a handle (normally done by ``withSimulator(_:_:)``).
+    /// Creates a handle (normally done by ``withSimulator(_:port:_:)``).
     public init(baseURL: URL, simulator: Simulator) {
         self.baseURL = baseURL
         self.simulator = simulator

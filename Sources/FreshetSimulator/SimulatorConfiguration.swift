@@ -217,7 +217,7 @@ public struct RateLimitUsage: Sendable, Codable, Equatable {
     }
 }
 
-/// Errors thrown by ``Simulator/run(host:port:onListening:)`` and ``withSimulator(_:_:)``.
+/// Errors thrown by ``Simulator/run(host:port:onListening:)`` and ``withSimulator(_:port:_:)``.
 public enum SimulatorError: Error, Sendable, Equatable {
     /// The simulator only listens on loopback (`127.0.0.1`, `::1`, `localhost`).
     case nonLoopbackHost(String)
