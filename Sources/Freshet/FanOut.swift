@@ -64,7 +64,7 @@ extension APIClient {
     }
 
     /// ``fanOut(_:maxConcurrent:)`` for endpoints that are likely in the HTTP cache: reads the
-    /// store once for all of them (``preload(_:)``), yields what the cache answers fresh without a
+    /// store in one go for all of them (``preload(_:)``), yields what the cache answers fresh without a
     /// trip through the chain (``storedAnswers(_:)``), then sends the rest. Results arrive in
     /// completion order, the stored ones first; ending the iteration early cancels what is left.
     ///

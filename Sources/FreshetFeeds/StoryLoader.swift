@@ -286,7 +286,7 @@ public struct StoryLoader: Sendable {
         while !batch.isEmpty {
             slots += [LoadProgress.Outcome?](repeating: nil, count: batch.count)
             let endpoints = batch.map { Self.forced(HackerNews.item(id: listed[$0]), force) }
-            // One read of the store for the whole batch; what it answers fresh comes straight from
+            // The store read in one go for the whole batch; what it answers fresh comes straight from
             // it (no trip through the chain per item), the rest is sent.
             let results = force ? client.fanOut(endpoints, maxConcurrent: concurrency)
                 : client.fanOutStoredFirst(endpoints, maxConcurrent: concurrency)
