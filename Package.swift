@@ -247,6 +247,17 @@ let package = Package(
             ],
             path: "bench/client"
         ),
+        // bench/proxy-load's pass-through yardstick: the plainest forwarder on SwiftNIO.
+        .executableTarget(
+            name: "freshet-bench-forwarder",
+            dependencies: [
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            path: "bench/forwarder"
+        ),
         // The News app's Combine pipeline (merge, scan, sort) on FreshetCombine: `news-combine`.
         .executableTarget(
             name: "news-combine",

@@ -15,7 +15,7 @@ from .cases_throughput import INSTRUCTION_RUNS, find_valgrind
 from .common import BenchError, fail, fmt_x, log, med, row, run, table
 from .machine import fs_type
 from .processes import cpu_seconds, rss_kib, tree
-from .proxies import raw_get, scripted_body, start_freshet, start_nginx, start_varnish, wrk_run
+from .proxies import raw_get, scripted_body, start_forwarder, start_freshet, start_nginx, start_varnish, wrk_run
 from .simulator import Simulator
 
 SCRIPTED_PATH = "/scripted/bench-2k"
@@ -239,9 +239,12 @@ def case_pass(args, bins: dict[str, Path], tools: dict[str, str], sim: Simulator
     miss, miss_url, _ = start_freshet(bins["freshet"], sim.url, work, "pass-miss")
     reval, reval_url, _ = start_freshet(bins["freshet"], sim.url, work, "pass-revalidate", ("--revalidate", "always"))
     nginx, nginx_url = start_nginx(tools["nginx"], sim.port, work, args.nginx_workers, cache=False)
+    forwarder, forwarder_url = start_forwarder(bins["freshet-bench-forwarder"], sim.port, work)
     runs = [
         ("direct", "the origin itself (freshet-sim), no proxy", None, sim.url + PASS_PATH),
         ("nginx", f"nginx `proxy_pass` (no cache, worker_processes {args.nginx_workers})", nginx, nginx_url + PASS_PATH),
+        ("nio", "bench/forwarder: the plainest forwarder on SwiftNIO (no cache, no task)", forwarder,
+         forwarder_url + PASS_PATH),
         ("miss", "freshet proxy, miss (`no-store` answer, forwarded)", miss, miss_url + PASS_PATH),
         ("revalidate", "freshet proxy `--revalidate always`, hit revalidated (`304`)", reval, reval_url + SCRIPTED_PATH),
     ]
@@ -301,18 +304,21 @@ end
             f"(its ETag) under {REVALIDATE_KEYS} URLs (`?k=0…{REVALIDATE_KEYS - 1}`, stored first, cycled through by a wrk "
             "script so that no two requests in flight share one: requests for one URL would wait for one revalidation): "
             "each request becomes a conditional request, the origin answers `304` and the stored body is sent; nginx is "
-            "plain `proxy_pass` with a keep-alive upstream and no cache, on the no-store route. Runs "
-            f"alternated direct, nginx, miss, revalidate for {args.rounds} rounds; medians. The origin, the proxy and wrk "
+            "plain `proxy_pass` with a keep-alive upstream and no cache, on the no-store route; *bench/forwarder* "
+            "(`freshet-bench-forwarder`) forwards the same route part by part on NIO's event loops over keep-alive "
+            "connections, with nothing of a cache: what forwarding costs on Swift and NIO alone. Runs "
+            f"alternated direct, nginx, forwarder, miss, revalidate for {args.rounds} rounds; medians. The origin, the proxy and wrk "
             "share the machine's cores, so the origin's own cost is in every row.", "",
             *table(["run", "req/s (median)", "min–max", "p50", "p99", "÷ direct", "÷ nginx", "cores", "errors",
                     "origin requests"], rows, "lrrrrrrrrr"), "",
             f"- freshet ÷ nginx `proxy_pass`: misses **{ratio_miss:.2f}×**, revalidations **{ratio_reval:.2f}×** "
-            f"(target ≥ {PASS_TARGET}×: {'met' if min(ratio_miss, ratio_reval) >= PASS_TARGET else 'NOT met'})."]
+            f"(target ≥ {PASS_TARGET}×: {'met' if min(ratio_miss, ratio_reval) >= PASS_TARGET else 'NOT met'}); "
+            f"the SwiftNIO forwarder {stats['nio']['rps'] / nginx_rps:.2f}×."]
     if problems:
         out.append("- **Problems:** " + "; ".join(problems) + ".")
     summary["pass"] = {"stats": stats, "ratio_miss": ratio_miss, "ratio_revalidate": ratio_reval, "target": PASS_TARGET,
-                       "problems": problems}
-    for child in (miss, reval, nginx):
+                       "ratio_forwarder": stats["nio"]["rps"] / nginx_rps, "problems": problems}
+    for child in (miss, reval, nginx, forwarder):
         child.stop()
     return problems
 

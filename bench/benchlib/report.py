@@ -61,7 +61,9 @@ def headline(hn, tp, feed, warm=None, proxy=None, wire=None) -> list[str]:
         s = proxy["pass"]["stats"]
         lines.append(f"- Proxy pass-through (wrk, 64 connections, every request to the origin): misses {s['miss']['rps']:,.0f} req/s = "
                      f"{fmt_x(proxy['pass']['ratio_miss'])} and `--revalidate always` revalidations {s['revalidate']['rps']:,.0f} = "
-                     f"{fmt_x(proxy['pass']['ratio_revalidate'])} nginx `proxy_pass` ({s['nginx']['rps']:,.0f}).")
+                     f"{fmt_x(proxy['pass']['ratio_revalidate'])} nginx `proxy_pass` ({s['nginx']['rps']:,.0f})"
+                     + (f"; the plainest SwiftNIO forwarder (bench/forwarder) {fmt_x(proxy['pass']['ratio_forwarder'])}"
+                        if "ratio_forwarder" in proxy["pass"] else "") + ".")
     if hn:
         lines.append(f"- Memory: peak RSS of `freshet hn --limit {hn['N']}` {hn['freshet']['rss_kib'] / 1024:.0f} MiB.")
     return lines
