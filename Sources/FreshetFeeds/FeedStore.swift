@@ -76,10 +76,11 @@ public struct FeedStore: Sendable {
     /// The rows of the newest `limit` events of the given repositories, merged, newest first:
     /// read from columns, nothing decoded.
     public func entries(repositories: [String], limit: Int) async throws -> [FeedEntry] {
+        // Read by position, in the order selected: GRDB's lookup by name lowercases every column's name.
         try await newest(repositories, limit: limit, columns: "id, type, actor, repo_name, activity, created_at") { row in
-            FeedEntry(id: row["id"], type: GitHubEvent.Kind(rawValue: row["type"]), actor: row["actor"],
-                      repository: row["repo_name"], activity: row["activity"],
-                      createdAt: Date(timeIntervalSince1970: row["created_at"]))
+            FeedEntry(id: row[0], type: GitHubEvent.Kind(rawValue: row[1]), actor: row[2],
+                      repository: row[3], activity: row[4],
+                      createdAt: Date(timeIntervalSince1970: row[5]))
         }
     }
 
@@ -87,7 +88,7 @@ public struct FeedStore: Sendable {
     /// from their stored JSON (for `--json`; a row that no longer decodes is left out).
     public func events(repositories: [String], limit: Int) async throws -> [GitHubEvent] {
         try await newest(repositories, limit: limit, columns: "json") { row in
-            try? GitHub.decoder.decode(GitHubEvent.self, from: row["json"] as Data)
+            try? GitHub.decoder.decode(GitHubEvent.self, from: row[0] as Data)
         }
     }
 
