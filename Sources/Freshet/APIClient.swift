@@ -154,18 +154,24 @@ public struct APIClient: Sendable {
     struct StoredLookups: Sendable {
         var source: any StoredResponseSource
         var adapters: [any StoredResponseAdapter]
+        /// Every middleware above the cache leaves a stored answer as it is (see
+        /// ``storedAnswers(_:)``), so one may be handed out without the chain.
+        var handedOut: Bool
         /// Per endpoint: its shaped request, base and URL; `nil` when it is not a `GET` or has no request.
         var requests: [(request: HTTPRequest, base: URL, url: URL)?]
     }
 
     /// ``StoredLookups`` for `endpoints`; `nil` when the chain has no ``StoredResponseSource``.
     func storedLookups<Value>(_ endpoints: [Endpoint<Value>]) -> StoredLookups? {
-        guard let (source, adapters) = storedSource() else { return nil }
+        guard let (source, adapters, above) = storedSource() else { return nil }
         let requests = endpoints.map { endpoint -> (request: HTTPRequest, base: URL, url: URL)? in
             guard endpoint.method == .get, let (request, base, url) = try? makeRequest(endpoint, body: nil) else { return nil }
             return (adapters.reduce(request) { $1.storedRequest($0) }, base, url)
         }
-        return StoredLookups(source: source, adapters: adapters, requests: requests)
+        // Told by type, as in `storedSource()`: the adapters, and Freshet's own that pass answers on.
+        let passing = above.filter { $0 is RedirectMiddleware || $0 is RetryMiddleware || $0 is CoalescingMiddleware }
+        return StoredLookups(source: source, adapters: adapters, handedOut: passing.count + adapters.count == above.count,
+                             requests: requests)
     }
 
     /// ``preload(_:)`` of requests already built: those on the first one's base (one read asks one base).
@@ -200,11 +206,7 @@ public struct APIClient: Sendable {
         -> [Response<Value>?]
     {
         var answers = [Response<Value>?](repeating: nil, count: range.count)
-        let above = middlewares.prefix { !($0 is any StoredResponseSource) }
-        guard above.allSatisfy({
-                  $0 is RedirectMiddleware || $0 is RetryMiddleware || $0 is CoalescingMiddleware || $0 is any StoredResponseAdapter
-              })
-        else { return answers }
+        guard lookups.handedOut else { return answers }
         // In slices on the cooperative pool: decoding is most of the work, and a fan-out through
         // the chain would have spread it over the cores too.
         let slice = 32
@@ -226,6 +228,22 @@ public struct APIClient: Sendable {
         return answers
     }
 
+    /// The head of the answer ``storedAnswers(_:)`` would give `endpoint` — fresh (or stale where
+    /// its request allows it), successful, from the chain's HTTP cache without a request — with
+    /// its body neither read, decoded nor decompressed; `nil` when there is none. The head is as
+    /// stored: before any ``StoredResponseAdapter`` (its `Content-Encoding` still there). It
+    /// counts as the cache's answer.
+    ///
+    /// For a caller that can tell from the head alone (its `ETag`) that it already holds what the
+    /// body says, like a feed that merged that very page last time.
+    public func storedHead<Value>(_ endpoint: Endpoint<Value>) async -> HTTPResponse? {
+        guard let lookups = storedLookups([endpoint]), lookups.handedOut, let (request, base, _) = lookups.requests[0],
+              let stored = await lookups.source.answerWithoutExchange(for: request, baseURL: base),
+              stored.response.status.kind == .successful
+        else { return nil }
+        return stored.response
+    }
+
     /// ``storedAnswers(_:)`` for one endpoint, whose shaped request is `built`.
     private func storedAnswer<Value>(to endpoint: Endpoint<Value>, built: (request: HTTPRequest, base: URL, url: URL)?,
                                      from lookups: StoredLookups) async -> Response<Value>? {
@@ -242,7 +260,7 @@ public struct APIClient: Sendable {
     /// ``StoredResponseAdapter``s above it as an answer through the chain would be (the request's
     /// `Accept-Encoding` added, the stored body decoded); `nil` when nothing usable is stored.
     private func storedAnswer(for request: HTTPRequest, baseURL: URL) async -> (HTTPResponse, Data)? {
-        guard let (source, adapters) = storedSource() else { return nil }
+        guard let (source, adapters, _) = storedSource() else { return nil }
         let shaped = adapters.reduce(request) { $1.storedRequest($0) }
         guard let answer = await source.storedResponse(for: shaped, baseURL: baseURL) else { return nil }
         return await adapted(answer, by: adapters)
@@ -259,13 +277,15 @@ public struct APIClient: Sendable {
         return answer
     }
 
-    /// The chain's first ``StoredResponseSource`` (the HTTP cache) and the ``StoredResponseAdapter``s
-    /// above it, outermost first; `nil` when the chain has no cache.
-    private func storedSource() -> (source: any StoredResponseSource, adapters: [any StoredResponseAdapter])? {
+    /// The chain's first ``StoredResponseSource`` (the HTTP cache), the ``StoredResponseAdapter``s
+    /// above it and every middleware above it, outermost first; `nil` when the chain has no cache.
+    private func storedSource() -> (source: any StoredResponseSource, adapters: [any StoredResponseAdapter],
+                                    above: ArraySlice<any ClientMiddleware>)? {
         guard let index = middlewares.firstIndex(where: { !Self.isPlainHop($0) && $0 is any StoredResponseSource }),
               let source = middlewares[index] as? any StoredResponseSource
         else { return nil }
-        return (source, middlewares[..<index].compactMap { Self.isPlainHop($0) ? nil : $0 as? any StoredResponseAdapter })
+        let above = middlewares[..<index]
+        return (source, above.compactMap { Self.isPlainHop($0) ? nil : $0 as? any StoredResponseAdapter }, above)
     }
 
     /// Whether `middleware` is one of Freshet's own that is neither a ``StoredResponseSource`` nor a

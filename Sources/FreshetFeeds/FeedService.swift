@@ -58,15 +58,15 @@ public struct FeedService: Sendable {
     }
 
     /// Fetches `repository`'s events (from the cache while fresh, else conditionally) and merges
-    /// them into the store. A failure leaves the store as it was.
+    /// them into the store. A failure leaves the store as it was. When the cache holds the page
+    /// merged last fresh (known by its `ETag`), nothing is read, decoded or written.
     /// - Parameters:
     ///   - repository: the repository whose events are fetched.
     ///   - force: revalidate even while the cached response is fresh (`--refresh`).
     public func refresh(_ repository: RepositoryName, force: Bool = false) async throws(APIError) -> FeedRefresh {
-        // TODO: once the cache can say "stored and fresh" without a request, skip the send (and
-        // reading the stored body to fingerprint it) when the fresh entry is the page merged last.
-        let known = await fingerprints([repository])
-        let page = Self.page(repository, force: force, known: known[repository.description])
+        let merged = await mergedPages([repository])[repository.description]
+        if !force, let unchanged = await unchangedStoredPage(repository, merged: merged) { return unchanged }
+        let page = Self.page(repository, force: force, known: merged)
         return try await merge(await client.sendOrStored(page.endpoint), page: page, into: repository)
     }
 
@@ -75,23 +75,29 @@ public struct FeedService: Sendable {
     public func refresh(_ repositories: [RepositoryName], force: Bool = false, concurrency: Int = 2)
         async -> [Result<FeedRefresh, APIError>]
     {
-        var results: [Result<FeedRefresh, APIError>] = []
-        let known = await fingerprints(repositories)
-        let pages = repositories.map { Self.page($0, force: force, known: known[$0.description]) }
+        var results = [Result<FeedRefresh, APIError>?](repeating: nil, count: repositories.count)
+        let merged = await mergedPages(repositories)
+        if !force {
+            for (index, repository) in repositories.enumerated() {
+                results[index] = await unchangedStoredPage(repository, merged: merged[repository.description]).map { .success($0) }
+            }
+        }
+        let asked = results.indices.filter { results[$0] == nil }
+        let pages = asked.map { Self.page(repositories[$0], force: force, known: merged[repositories[$0].description]) }
         for await item in client.fanOutOrdered(pages.map(\.endpoint), maxConcurrent: concurrency) {
-            let repository = repositories[item.offset]
+            let index = asked[item.offset]
             switch item.result {
             case .success(let response):
                 do {
-                    results.append(.success(try await merge(response, page: pages[item.offset], into: repository)))
+                    results[index] = .success(try await merge(response, page: pages[item.offset], into: repositories[index]))
                 } catch {
-                    results.append(.failure(error))
+                    results[index] = .failure(error)
                 }
             case .failure(let error):
-                results.append(.failure(error))
+                results[index] = .failure(error)
             }
         }
-        return results
+        return results.map { $0 ?? .failure(.cancelled) }
     }
 
     /// The `count` most-starred Swift repositories (`GET /search/repositories?q=language:swift&sort=stars`).
@@ -109,9 +115,27 @@ public struct FeedService: Sendable {
         return endpoint
     }
 
-    /// The fingerprints of the pages last merged, by repository (none when they cannot be read).
-    private func fingerprints(_ repositories: [RepositoryName]) async -> [String: Int64] {
-        (try? await store.fingerprints(repositories: repositories.map(\.description))) ?? [:]
+    /// The pages last merged, by repository (none when they cannot be read).
+    private func mergedPages(_ repositories: [RepositoryName]) async -> [String: FeedStore.MergedPage] {
+        (try? await store.mergedPages(repositories: repositories.map(\.description))) ?? [:]
+    }
+
+    /// The refresh of `repository` when the HTTP cache answers its events page fresh, without a
+    /// request, and the stored page is the one merged last (its `ETag` is `merged`'s): nothing is
+    /// read, decoded or written. `nil` otherwise.
+    private func unchangedStoredPage(_ repository: RepositoryName, merged: FeedStore.MergedPage?) async -> FeedRefresh? {
+        guard let known = merged?.etag,
+              let head = await client.storedHead(Self.endpoint(repository, force: false)),
+              head.headerFields[.eTag].map(Self.opaqueTag) == known
+        else { return nil }
+        return FeedRefresh(repository: repository, added: [], cache: .hit, staleReason: nil,
+                           pollInterval: head.headerFields[.xPollInterval].flatMap { Int($0) }, merged: false)
+    }
+
+    /// An `ETag` without its weakness mark: content decoding weakens a strong tag (`W/"…"`), and
+    /// the stored head is compared before it, the merged page's after.
+    static func opaqueTag(_ tag: String) -> String {
+        tag.hasPrefix("W/") ? String(tag.dropFirst(2)) : tag
     }
 
     /// One events request, and what decoding its body found.
@@ -119,6 +143,8 @@ public struct FeedService: Sendable {
         /// The request. A body with the known fingerprint (the page merged last time) decodes
         /// as no events, undecoded, and ``outcome`` says it was unchanged.
         var endpoint: Endpoint<[GitHubEvent]>
+        /// The page merged last time.
+        let known: FeedStore.MergedPage?
         /// The decoded body's fingerprint, and whether it was the known one.
         let outcome: PageOutcome
     }
@@ -135,13 +161,13 @@ public struct FeedService: Sendable {
     }
 
     /// The events request of `repository`, whose decoding skips a body with the `known` fingerprint.
-    static func page(_ repository: RepositoryName, force: Bool, known: Int64?) -> Page {
+    static func page(_ repository: RepositoryName, force: Bool, known: FeedStore.MergedPage?) -> Page {
         var endpoint = endpoint(repository, force: force)
         let decode = endpoint.decode
         let outcome = PageOutcome()
         endpoint.decode = { data, decoder in
             let fingerprint = FeedStore.fingerprint(data)
-            if fingerprint == known {
+            if fingerprint == known?.fingerprint {
                 outcome.record(fingerprint: fingerprint, unchanged: true)
                 return []
             }
@@ -149,7 +175,7 @@ public struct FeedService: Sendable {
             outcome.record(fingerprint: fingerprint, unchanged: false)
             return events
         }
-        return Page(endpoint: endpoint, outcome: outcome)
+        return Page(endpoint: endpoint, known: known, outcome: outcome)
     }
 
     private func merge(_ response: Response<[GitHubEvent]>, page: Page, into repository: RepositoryName)
@@ -159,13 +185,19 @@ public struct FeedService: Sendable {
             repository: repository, added: [], cache: response.cache, staleReason: response.staleReason,
             pollInterval: response.headers[.xPollInterval].flatMap { Int($0) })
         let (fingerprint, unchanged) = page.outcome.value
+        let etag = response.headers[.eTag].map(Self.opaqueTag)
         if unchanged {
+            // The same page under another tag (or one recorded before tags were): noted, so that
+            // the next refresh within its freshness reads nothing.
+            if let etag, etag != page.known?.etag {
+                try? await store.record(etag: etag, for: repository.description)
+            }
             refresh.merged = false
             return refresh
         }
         let added: [GitHubEvent]
         do {
-            added = try await store.merge(response.value, into: repository.description, fingerprint: fingerprint)
+            added = try await store.merge(response.value, into: repository.description, fingerprint: fingerprint, etag: etag)
         } catch {
             if error is CancellationError || Task.isCancelled { throw .cancelled }
             throw .invalidRequest("the events could not be stored: \(error)")

@@ -61,6 +61,11 @@ public struct FeedStore: Sendable {
                 }
             }
         }
+        migrator.registerMigration("feeds-v4") { db in
+            // Beside the fingerprint, the ETag of the page merged last: when the HTTP cache holds
+            // that page fresh, a refresh need not read its body at all.
+            try db.execute(sql: "ALTER TABLE feed_source ADD COLUMN etag TEXT")
+        }
     }
 
     let writer: any DatabaseWriter
@@ -118,18 +123,19 @@ public struct FeedStore: Sendable {
     ///   - repository: the repository as `owner/name`, in any case (stored under ``key(_:)``).
     ///   - fingerprint: the ``fingerprint(_:)`` of the response body `events` were
     ///     decoded from, recorded so that the same body need not be merged again
-    ///     (``fingerprints(repositories:)``); `nil` forgets the recorded one.
+    ///     (``mergedPages(repositories:)``); `nil` forgets the recorded one.
+    ///   - etag: the response's `ETag`, recorded with the fingerprint.
     @discardableResult
-    public func merge(_ events: [GitHubEvent], into repository: String, fingerprint: Int64? = nil) async throws
-        -> [GitHubEvent]
+    public func merge(_ events: [GitHubEvent], into repository: String, fingerprint: Int64? = nil,
+                      etag: String? = nil) async throws -> [GitHubEvent]
     {
         let key = Self.key(repository)
         return try await writer.write { db in
             if let fingerprint {
                 try db.execute(sql: """
-                    INSERT INTO feed_source (repo, fingerprint) VALUES (?, ?)
-                    ON CONFLICT (repo) DO UPDATE SET fingerprint = excluded.fingerprint
-                    """, arguments: [key, fingerprint])
+                    INSERT INTO feed_source (repo, fingerprint, etag) VALUES (?, ?, ?)
+                    ON CONFLICT (repo) DO UPDATE SET fingerprint = excluded.fingerprint, etag = excluded.etag
+                    """, arguments: [key, fingerprint, etag])
             } else {
                 try db.execute(sql: "DELETE FROM feed_source WHERE repo = ?", arguments: [key])
             }
@@ -157,22 +163,44 @@ public struct FeedStore: Sendable {
         }
     }
 
-    /// The fingerprints recorded by ``merge(_:into:fingerprint:)`` for `repositories`, by
+    /// Records `etag` as the `ETag` of the page merged last into `repository` (which has one).
+    public func record(etag: String, for repository: String) async throws {
+        try await writer.write { db in
+            try db.execute(sql: "UPDATE feed_source SET etag = ? WHERE repo = ?", arguments: [etag, Self.key(repository)])
+        }
+    }
+
+    /// What ``merge(_:into:fingerprint:etag:)`` recorded of the page merged last.
+    public struct MergedPage: Sendable, Equatable {
+        /// The ``fingerprint(_:)`` of its body.
+        public var fingerprint: Int64
+        /// Its `ETag`, when it had one.
+        public var etag: String?
+
+        /// A page with `fingerprint` and `etag`.
+        public init(fingerprint: Int64, etag: String? = nil) {
+            self.fingerprint = fingerprint
+            self.etag = etag
+        }
+    }
+
+    /// The pages recorded by ``merge(_:into:fingerprint:etag:)`` for `repositories`, by
     /// repository as given; a repository without one is missing.
-    public func fingerprints(repositories: [String]) async throws -> [String: Int64] {
+    public func mergedPages(repositories: [String]) async throws -> [String: MergedPage] {
         let keys = repositories.map(Self.key)
         let stored = try await writer.read { db in
             let rows = try Row.fetchAll(
-                db, sql: "SELECT repo, fingerprint FROM feed_source WHERE repo IN (\(databaseQuestionMarks(count: keys.count)))",
+                db, sql: "SELECT repo, fingerprint, etag FROM feed_source WHERE repo IN (\(databaseQuestionMarks(count: keys.count)))",
                 arguments: StatementArguments(keys))
-            return Dictionary(rows.map { ($0["repo"] as String, $0["fingerprint"] as Int64) }, uniquingKeysWith: { $1 })
+            return Dictionary(rows.map { ($0[0] as String, MergedPage(fingerprint: $0[1], etag: $0[2])) }, uniquingKeysWith: { $1 })
         }
-        var result: [String: Int64] = [:]
+        var result: [String: MergedPage] = [:]
         for repository in repositories {
-            if let fingerprint = stored[Self.key(repository)] { result[repository] = fingerprint }
+            if let page = stored[Self.key(repository)] { result[repository] = page }
         }
         return result
     }
+
 
     /// A 64-bit FNV-1a hash of a response body with its length: equal bodies have equal
     /// fingerprints, and different ones almost surely do not.
