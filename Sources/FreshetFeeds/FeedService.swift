@@ -126,17 +126,12 @@ public struct FeedService: Sendable {
     private func unchangedStoredPage(_ repository: RepositoryName, merged: FeedStore.MergedPage?) async -> FeedRefresh? {
         guard let known = merged?.etag,
               let head = await client.storedHead(Self.endpoint(repository, force: false)),
-              head.headerFields[.eTag].map(Self.opaqueTag) == known
+              head.headerFields[.eTag] == known
         else { return nil }
         return FeedRefresh(repository: repository, added: [], cache: .hit, staleReason: nil,
                            pollInterval: head.headerFields[.xPollInterval].flatMap { Int($0) }, merged: false)
     }
 
-    /// An `ETag` without its weakness mark: content decoding weakens a strong tag (`W/"…"`), and
-    /// the stored head is compared before it, the merged page's after.
-    static func opaqueTag(_ tag: String) -> String {
-        tag.hasPrefix("W/") ? String(tag.dropFirst(2)) : tag
-    }
 
     /// One events request, and what decoding its body found.
     struct Page: Sendable {
@@ -185,7 +180,7 @@ public struct FeedService: Sendable {
             repository: repository, added: [], cache: response.cache, staleReason: response.staleReason,
             pollInterval: response.headers[.xPollInterval].flatMap { Int($0) })
         let (fingerprint, unchanged) = page.outcome.value
-        let etag = response.headers[.eTag].map(Self.opaqueTag)
+        let etag = response.headers[.eTag]
         if unchanged {
             // The same page under another tag (or one recorded before tags were): noted, so that
             // the next refresh within its freshness reads nothing.
