@@ -129,9 +129,13 @@ public struct FeedService: Sendable {
               head.headerFields[.eTag] == known
         else { return nil }
         return FeedRefresh(repository: repository, added: [], cache: .hit, staleReason: nil,
-                           pollInterval: head.headerFields[.xPollInterval].flatMap { Int($0) }, merged: false)
+                           pollInterval: Self.pollInterval(in: head.headerFields), merged: false)
     }
 
+    /// The seconds `fields` ask pollers to wait (`X-Poll-Interval`).
+    static func pollInterval(in fields: HTTPFields) -> Int? {
+        fields[.xPollInterval].flatMap { Int($0) }
+    }
 
     /// One events request, and what decoding its body found.
     struct Page: Sendable {
@@ -178,7 +182,7 @@ public struct FeedService: Sendable {
     {
         var refresh = FeedRefresh(
             repository: repository, added: [], cache: response.cache, staleReason: response.staleReason,
-            pollInterval: response.headers[.xPollInterval].flatMap { Int($0) })
+            pollInterval: Self.pollInterval(in: response.headers))
         let (fingerprint, unchanged) = page.outcome.value
         let etag = response.headers[.eTag]
         if unchanged {

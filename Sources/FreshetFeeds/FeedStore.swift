@@ -201,7 +201,6 @@ public struct FeedStore: Sendable {
         return result
     }
 
-
     /// A 64-bit FNV-1a hash of a response body with its length: equal bodies have equal
     /// fingerprints, and different ones almost surely do not.
     public static func fingerprint(_ body: Data) -> Int64 {
