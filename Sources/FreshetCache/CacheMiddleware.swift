@@ -324,6 +324,24 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource, WholeResp
         return StoreLocation(url: url, partitions: partitions(url: url, request: request))
     }
 
+    /// Whether `response` to `request` may be stored at `location` (its status, its and the
+    /// request's cache directives, in one of the location's partitions), its size aside: for a
+    /// server that forwards on its own what it knows the cache will not keep.
+    public func mayStore(_ response: HTTPResponse, for request: HTTPRequest, at location: StoreLocation) -> Bool {
+        storingPartition(response, request: request, requestControl: CacheControl(request.headerFields),
+                         url: location.url, partitions: location.partitions) != nil
+    }
+
+    /// The partition `response` is stored in, the most specific first; `nil` when none may keep it.
+    private func storingPartition(_ response: HTTPResponse, request: HTTPRequest, requestControl: CacheControl,
+                                  url: URL, partitions: [Partition]) -> Partition? {
+        partitions.reversed().first { partition in
+            let policy = self.policy(partition.mode)
+            return policy.isStorable(response, request: request, requestControl: requestControl)
+                || policy.isStorableByOverride(response, url: url, request: request, requestControl: requestControl)
+        }
+    }
+
     /// How the store answers a request, before any response is built.
     public struct StoreDecision: Sendable {
         /// What answers: the stored response itself, or for a `Range` request the part asked for
@@ -540,11 +558,8 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource, WholeResp
     ) async throws -> (HTTPResponse, HTTPBody?) {
         ExchangeReport.current?.recordCache(.miss)
         try? await store.record(.miss)
-        guard let partition = partitions.reversed().first(where: { partition in
-            let policy = self.policy(partition.mode)
-            return policy.isStorable(response, request: request, requestControl: requestControl)
-                || policy.isStorableByOverride(response, url: url, request: request, requestControl: requestControl)
-        }) else { return (response, body) }
+        guard let partition = storingPartition(response, request: request, requestControl: requestControl, url: url,
+                                               partitions: partitions) else { return (response, body) }
         let policy = self.policy(partition.mode)
         let (data, rest) = try await Self.prefix(of: body, limit: options.maxEntryBytes)
         guard rest == nil else {

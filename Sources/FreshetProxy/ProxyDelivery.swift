@@ -60,13 +60,7 @@ struct ProxyDelivery: Sendable {
     /// `response` as this client gets it.
     func shape(_ response: ProxyResponse) -> ProxyResponse {
         var shaped = response
-        if let base, mentionsOrigin(response.head.headerFields) {
-            for name in Self.linkFields {
-                let values = shaped.head.headerFields[values: name]
-                guard !values.isEmpty else { continue }
-                shaped.head.headerFields[values: name] = values.map { Self.rewritten($0, from: originPrefix, to: base) }
-            }
-        }
+        rewriteLinks(&shaped.head.headerFields)
         guard response.head.headerFields[.contentEncoding] != nil, Self.isGzip(response.head.headerFields),
               !acceptsGzip else { return shaped }
         shaped.head.headerFields[.contentEncoding] = nil
@@ -82,6 +76,17 @@ struct ProxyDelivery: Sendable {
             shaped.body = response.body.map(Self.gunzipping)
         }
         return shaped
+    }
+
+    /// `fields` with the origin's URLs in `Link`, `Location` and `Content-Location` turned into
+    /// the proxy's.
+    func rewriteLinks(_ fields: inout HTTPFields) {
+        guard let base, mentionsOrigin(fields) else { return }
+        for name in Self.linkFields {
+            let values = fields[values: name]
+            guard !values.isEmpty else { continue }
+            fields[values: name] = values.map { Self.rewritten($0, from: originPrefix, to: base) }
+        }
     }
 
     /// The fields whose URLs are rewritten.

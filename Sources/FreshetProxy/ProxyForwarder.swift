@@ -1,6 +1,7 @@
 import Foundation
 import Freshet
 import FreshetCache
+import FreshetTransports
 import HTTPTypes
 import OpenAPIRuntime
 import Synchronization
@@ -81,6 +82,15 @@ public struct ProxyForwarder: Sendable {
     private let originPrefix: String
     private let publicBase: String?
     private let privateNotice = OneTime()
+    /// The rate-limit gate of the chain, which the event loop's forwarding goes through too.
+    let gate: ProxyRateLimitGate
+    /// The way to the origin for forwarding on the event loop (``pass(_:)``): the transport's,
+    /// when it is an ``HTTP1Transport`` reaching the origin without a forward proxy.
+    let passRoute: HTTP1ConnectionPool.LoopRoute?
+    /// The transport's head and read timeouts, which the event loop's forwarding keeps too.
+    let passTimeouts: (head: Duration, read: Duration)
+    /// The targets whose last answer the cache could not keep (see ``pass(_:)``).
+    let passMarks = PassMarks()
 
     /// The retry policy of the proxy: one more attempt when no connection could be made
     /// (idempotent methods with no body or a replayable one only), never on a status, a timeout
@@ -114,8 +124,12 @@ public struct ProxyForwarder: Sendable {
         self.metrics = metrics
         originPrefix = ProxyDelivery.prefix(origin)
         publicBase = options.publicURL.map(ProxyDelivery.prefix)
+        let http1 = transport as? HTTP1Transport
+        passRoute = http1?.pool.loopRoute(to: origin)
+        passTimeouts = (http1?.headTimeout ?? .seconds(30), http1?.readTimeout ?? .seconds(30))
         let transport: any ClientTransport = metrics.map { MeasuredTransport(transport: transport, metrics: $0) } ?? transport
         let gate = ProxyRateLimitGate()
+        self.gate = gate
         let gated = GatedTransport(gate: gate, transport: transport)
         cache = CacheMiddleware(
             store: store, options: .init(mode: mode, serveStaleOnFailure: false, serveStaleWhenDisconnected: true,
@@ -148,7 +162,10 @@ public struct ProxyForwarder: Sendable {
                 try await send(outbound, body, origin)
             }
             let outcome = report.cache ?? .miss
-            if outcome == .miss { noticeUncachedPrivate(response, to: outbound) }
+            if outcome == .miss {
+                noticeUncachedPrivate(response, to: outbound)
+                markIfUnkept(response, request: request, outbound: outbound)
+            }
             return delivery.shape(Self.clientResponse(response, body: responseBody, outcome: outcome))
         } catch {
             return Self.failure(error, url: url)
@@ -156,7 +173,7 @@ public struct ProxyForwarder: Sendable {
     }
 
     /// What `request`'s client is sent beyond the answer (see ``ProxyDelivery``).
-    private func delivery(for request: HTTPRequest) -> ProxyDelivery {
+    func delivery(for request: HTTPRequest) -> ProxyDelivery {
         ProxyDelivery(request: request, originPrefix: originPrefix, publicBase: publicBase)
     }
 
@@ -270,10 +287,16 @@ public struct ProxyForwarder: Sendable {
             located.path = path
             return cache.location(of: located, baseURL: origin)
         }
-        let perTarget = cache.options.mode == .shared
+        return keysOnTarget(request) ? locations.location(of: target, otherwise: find) : find()
+    }
+
+    /// Whether the store keeps the answers to `request` under its target alone: a shared cache's
+    /// key for a request without credentials, or for any request when credentials are not
+    /// partitioned.
+    func keysOnTarget(_ request: HTTPRequest) -> Bool {
+        cache.options.mode == .shared
             && (options.partitioning == .none
                 || (!request.headerFields.contains(.authorization) && !request.headerFields.contains(.cookie)))
-        return perTarget ? locations.location(of: target, otherwise: find) : find()
     }
 
     /// Whether `stored`, answering whole from the store, has a head that is the same for every
@@ -396,7 +419,7 @@ public struct ProxyForwarder: Sendable {
             .xCache: "MISS", .cacheStatus: "freshet; fwd=miss; detail=error",
         ]
         return ProxyResponse(head: HTTPResponse(status: status, headerFields: fields), body: HTTPBody(body),
-                             outcome: nil, discarded: nil)
+                             outcome: nil, discarded: nil, complete: body)
     }
 
     /// `request-target` in origin form (`/path?query`); an absolute-form target

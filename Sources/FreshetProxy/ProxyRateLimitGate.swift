@@ -35,10 +35,15 @@ final class ProxyRateLimitGate: ClientMiddleware {
         }
     }
 
-    func intercept(
-        _ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String,
-        next: @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?)
-    ) async throws -> (HTTPResponse, HTTPBody?) {
+    /// What the gate noted of a request it let through: the budget its answer is read into.
+    struct Admission: Sendable {
+        var path: String
+        var resource: String
+        var credential: Int
+    }
+
+    /// Lets `request` through, or throws ``Refusal`` when the budget it would spend is spent.
+    func admit(_ request: HTTPRequest) throws -> Admission {
         let path = request.path ?? "/"
         let resource = tracker.resource(forPath: path)
         var hasher = Hasher()
@@ -47,8 +52,21 @@ final class ProxyRateLimitGate: ClientMiddleware {
         if let budget = tracker.budget(for: resource, credential: credential), let wait = budget.waitIfSpent(at: now()) {
             throw Refusal(budget: budget, retryAfter: Int(wait.rounded(.up)))
         }
+        return Admission(path: path, resource: resource, credential: credential)
+    }
+
+    /// Reads the budget in the origin's `response` to a request ``admit(_:)`` let through.
+    func record(_ response: HTTPResponse, for admission: Admission) {
+        tracker.record(from: response, path: admission.path, resource: admission.resource, credential: admission.credential)
+    }
+
+    func intercept(
+        _ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String,
+        next: @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?)
+    ) async throws -> (HTTPResponse, HTTPBody?) {
+        let admission = try admit(request)
         let (response, responseBody) = try await next(request, body, baseURL)
-        tracker.record(from: response, path: path, resource: resource, credential: credential)
+        record(response, for: admission)
         return (response, responseBody)
     }
 }

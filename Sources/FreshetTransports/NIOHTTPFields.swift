@@ -8,7 +8,8 @@ import OpenAPIRuntime
 // connection fields: a cache and a proxy need the origin's lines exactly).
 //
 // (FreshetProxy's server writes stored responses with swift-nio-extras' `NIOHTTPTypesHTTP1`
-// conversion, which suits a head we made ourselves; the proxy does not depend on this module.)
+// conversion, which suits a head we made ourselves; the origin's heads it forwards on its event
+// loop come through `HTTPResponse(nioStatus:headers:)` here.)
 
 extension HTTPFields {
     /// NIO's header lines as fields, in order, as spelled, repeats kept. A line whose name is not
@@ -35,7 +36,7 @@ extension HTTPHeaders {
 
 extension HTTPResponse {
     /// A response from NIO's status and header lines (as received, in order).
-    init(nioStatus status: HTTPResponseStatus, headers: HTTPHeaders) {
+    package init(nioStatus status: HTTPResponseStatus, headers: HTTPHeaders) {
         let code = Int(status.code)
         // NIO has no phrase for 103 (it does not keep the one received either).
         let phrase = status.reasonPhrase.isEmpty && code == 103 ? "Early Hints" : status.reasonPhrase

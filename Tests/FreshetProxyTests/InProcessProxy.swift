@@ -83,9 +83,9 @@ private enum Listener: Sendable {
 /// the group to finish (at most the group's grace period, 10 s, then it is cancelled).
 func withInProcessProxy<T: Sendable>(
     origin: URL, store: any CacheStore, options: ProxyForwarder.Options = .init(), idleTimeout: Duration? = nil,
-    _ body: (InProcessProxy) async throws -> T
+    headTimeout: Duration = .seconds(20), _ body: (InProcessProxy) async throws -> T
 ) async throws -> T {
-    let forwarder = ProxyForwarder(origin: origin, store: store, transport: HTTP1Transport(headTimeout: .seconds(20)),
+    let forwarder = ProxyForwarder(origin: origin, store: store, transport: HTTP1Transport(headTimeout: headTimeout),
                                    metrics: ProxyMetrics(), options: options)
     let entries = LogEntries()
     let (ports, portSink) = AsyncStream.makeStream(of: Listener.self)

@@ -1,5 +1,6 @@
 import Freshet
 import FreshetCache
+import FreshetTransports
 import HTTPTypes
 import HummingbirdCore
 import Logging
@@ -56,18 +57,23 @@ final class ProxyHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private var failed = false
 
     /// Some request the decoder passed on is not answered to its end yet, or the connection failed.
-    var busy: Bool { pending > 0 || swallowing || failed }
+    var busy: Bool { pending > 0 || swallowing || failed || passing != nil }
 
     /// A request has been read whole and its answer is still being written (an idle timeout
     /// waits for it).
-    var responding: Bool { pending > 0 && !reading }
+    var responding: Bool { (pending > 0 && !reading) || passing != nil }
+
+    /// This handler's context, for the answers of requests forwarded on the event loop.
+    private var context: ChannelHandlerContext?
 
     func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
         codec = try? context.pipeline.syncOperations.context(handlerType: HTTP1ToHTTPServerCodec.self)
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
         codec = nil
+        self.context = nil
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -75,6 +81,11 @@ final class ProxyHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
         lastActive = .now()
         switch part {
         case .head(let request):
+            if passing != nil {
+                // Pipelined behind a request forwarded here: read once its answer has ended.
+                held.append(part)
+                return
+            }
             let knownMiss = nextIsKnownMiss
             nextIsKnownMiss = false
             if pending == 0, !failed, !knownMiss, let codec, Self.mayAnswerHere(request) {
@@ -103,12 +114,21 @@ final class ProxyHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
                     return
                 }
             }
+            // Not a hit, and known not to be kept: forwarded here.
+            if pending == 0, !failed, Self.mayAnswerHere(request), let pass = answering.forwarder.pass(request) {
+                startPass(request, pass, context: context)
+                return
+            }
             pending += 1
             reading = true
             context.fireChannelRead(data)
         case .body, .end:
             if swallowing {
                 if case .end = part { swallowing = false }
+                return
+            }
+            if passing != nil {
+                held.append(part)
                 return
             }
             if case .end = part { reading = false }
@@ -129,6 +149,282 @@ final class ProxyHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
         context.write(data, promise: promise)
     }
 
+    // MARK: - Forwarding on the event loop (ProxyPass.swift)
+
+    /// A request being forwarded here.
+    private struct Passing {
+        let request: HTTPRequest
+        let pass: ProxyForwarder.Pass
+        let start: ContinuousClock.Instant
+        /// Tells this pass's callbacks from a later one's.
+        let id: Int
+        var origin: (any Channel)?
+        var relay: OriginRelay?
+        /// When the request was written to the current origin connection.
+        var sent = ContinuousClock.now
+        /// The current connection was kept alive from an earlier exchange.
+        var reused = false
+        /// The request went out once more on a new connection.
+        var retried = false
+        /// The request's end was written to the origin's socket.
+        var written = false
+        /// A part of the answer arrived.
+        var receivedAny = false
+        /// The client's head was written; then the status and the fields sent.
+        var answered: HTTPResponse?
+        var keepAlive = true
+        var lastRead = NIODeadline.now()
+        var timer: Scheduled<Void>?
+    }
+
+    private var passing: Passing?
+    private var passes = 0
+    /// Request parts read while a request is forwarded here, read once its answer has ended.
+    private var held: [HTTPRequestPart] = []
+    /// A read asked for while a request is forwarded here, made once its answer has ended.
+    private var heldRead = false
+
+    /// The client connection can take more of an answer.
+    var clientWritable: Bool { context?.channel.isWritable ?? false }
+
+    private func startPass(_ request: HTTPRequest, _ pass: ProxyForwarder.Pass, context: ChannelHandlerContext) {
+        passes += 1
+        passing = Passing(request: request, pass: pass, start: .now, id: passes)
+        swallowing = true
+        answering.forwarder.metrics?.forwarding(1)
+        let id = passes
+        passing?.timer = context.eventLoop.assumeIsolated().scheduleTask(
+            in: TimeAmount(answering.forwarder.passTimeouts.head)) { [self] in
+            guard passing?.id == id, passing?.answered == nil else { return }
+            answerFailure(timedOut: true, reason: "no answer in time")
+        }
+        sendPass(fresh: false)
+    }
+
+    /// Writes the request on an idle origin connection of this loop (unless `fresh`), or a new one.
+    private func sendPass(fresh: Bool) {
+        guard let context, let route = answering.forwarder.passRoute, let id = passing?.id else { return }
+        if !fresh, let channel = answering.origins.take(on: context.eventLoop) {
+            attach(channel, reused: true)
+            return
+        }
+        route.connect(on: context.eventLoop) { channel in
+            try channel.pipeline.syncOperations.addHandler(OriginRelay())
+        }.assumeIsolated().whenComplete { [self] result in
+            switch result {
+            case .success(let channel):
+                guard passing?.id == id, passing?.origin == nil else {
+                    channel.close(promise: nil)
+                    return
+                }
+                attach(channel, reused: false)
+            case .failure:
+                // Nothing was sent: the chain tries again, or says why it cannot.
+                if passing?.id == id { fallBack() }
+            }
+        }
+    }
+
+    private func attach(_ channel: any Channel, reused: Bool) {
+        guard let context, var current = passing else { return }
+        guard let relay = try? channel.pipeline.syncOperations.handler(type: OriginRelay.self) else {
+            channel.close(promise: nil)
+            fallBack()
+            return
+        }
+        relay.client = self
+        current.origin = channel
+        current.relay = relay
+        current.reused = reused
+        current.receivedAny = false
+        current.written = false
+        current.sent = .now
+        passing = current
+        let id = current.id
+        let written = context.eventLoop.makePromise(of: Void.self)
+        written.futureResult.assumeIsolated().whenSuccess { [self] in
+            if passing?.id == id { passing?.written = true }
+        }
+        channel.write(HTTPClientRequestPart.head(current.pass.head), promise: nil)
+        channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: written)
+    }
+
+    /// A part of the origin's answer.
+    func originRead(_ part: HTTPClientResponsePart) {
+        guard let context, var current = passing else { return }
+        current.receivedAny = true
+        current.lastRead = .now()
+        switch part {
+        case .head(let head) where head.status.code < 200:
+            passing = current
+            // Interim answers (`103 Early Hints`, …) go on; `100` and `101` are not for this client.
+            guard head.status.code != 100, head.status.code != 101 else { return }
+            var interim = HTTPResponse(nioStatus: head.status, headers: head.headers)
+            interim.headerFields = ProxyHeaders.forwardable(interim.headerFields)
+            context.write(wrapOutboundOut(.head(interim)), promise: nil)
+        case .head(let head):
+            current.timer?.cancel()
+            current.keepAlive = head.isKeepAlive
+            let answer = answering.forwarder.passed(current.pass, head: head, waited: .now - current.sent)
+            current.answered = answer
+            current.timer = scheduleReadCheck(after: TimeAmount(answering.forwarder.passTimeouts.read), id: current.id)
+            passing = current
+            context.write(wrapOutboundOut(.head(answer)), promise: nil)
+        case .body(let buffer):
+            passing = current
+            if current.request.method != .head { context.write(wrapOutboundOut(.body(buffer)), promise: nil) }
+        case .end:
+            passing = nil
+            current.timer?.cancel()
+            current.relay?.client = nil
+            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+            if let origin = current.origin {
+                if current.keepAlive { answering.origins.give(origin) } else { origin.close(promise: nil) }
+            }
+            passEnded(current, aborted: false)
+        }
+    }
+
+    /// The origin's bytes read so far are handed on: they go to the client.
+    func originReadComplete() {
+        if passing?.answered != nil { context?.flush() }
+    }
+
+    /// Closes the origin connection when its answer stalls for the read timeout.
+    private func scheduleReadCheck(after timeout: TimeAmount, id: Int) -> Scheduled<Void>? {
+        context?.eventLoop.assumeIsolated().scheduleTask(in: timeout) { [self] in
+            guard let current = passing, current.id == id else { return }
+            let due = current.lastRead + timeout
+            if NIODeadline.now() >= due {
+                current.origin?.close(promise: nil)
+            } else {
+                passing?.timer = scheduleReadCheck(after: due - .now(), id: id)
+            }
+        }
+    }
+
+    /// The origin connection failed or closed before the answer's end.
+    func originFailed(_ error: (any Error)?) {
+        guard let context, var current = passing else { return }
+        current.origin?.close(promise: nil)
+        current.relay = nil
+        current.origin = nil
+        if current.answered != nil {
+            // Mid-body: the client sees a cut-off answer, never a complete-looking wrong one.
+            current.timer?.cancel()
+            passing = nil
+            passEnded(current, aborted: true)
+            context.close(promise: nil)
+        } else if current.reused, !current.receivedAny, !current.retried {
+            // A kept-alive connection the origin had closed (the keep-alive race): once more, on a new one.
+            current.retried = true
+            passing = current
+            sendPass(fresh: true)
+        } else if !current.written {
+            passing = current
+            fallBack()
+        } else {
+            passing = current
+            answerFailure(timedOut: false, reason: error.map { String(describing: $0) } ?? "the origin closed the connection")
+        }
+    }
+
+    /// Answers the request forwarded here with the proxy's own `502` or `504`.
+    private func answerFailure(timedOut: Bool, reason: String) {
+        guard let context, var current = passing else { return }
+        current.timer?.cancel()
+        current.relay?.client = nil
+        current.origin?.close(promise: nil)
+        passing = nil
+        let response = answering.forwarder.passFailure(current.pass, timedOut: timedOut, reason: reason)
+        context.write(wrapOutboundOut(.head(response.head)), promise: nil)
+        if current.request.method != .head, let complete = response.complete {
+            context.write(wrapOutboundOut(.body(ByteBuffer(bytes: complete))), promise: nil)
+        }
+        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+        current.answered = response.head
+        passEnded(current, aborted: false, outcome: nil)
+    }
+
+    /// Hands the request forwarded here to the pipeline after all, as read: nothing reached the origin.
+    private func fallBack() {
+        guard let context, let current = passing else { return }
+        current.timer?.cancel()
+        current.relay?.client = nil
+        passing = nil
+        answering.forwarder.metrics?.forwarding(-1)
+        pending += 1
+        context.fireChannelRead(wrapInboundOut(.head(current.request)))
+        if swallowing {
+            // Its end is still to be read, and goes on.
+            swallowing = false
+            reading = true
+        } else {
+            context.fireChannelRead(wrapInboundOut(.end(nil)))
+        }
+        resumeHeld(context)
+    }
+
+    /// Counts and logs the request forwarded here, and goes on with what was read meanwhile.
+    private func passEnded(_ current: Passing, aborted: Bool, outcome: CacheOutcome? = .miss) {
+        answering.forwarder.metrics?.forwarding(-1)
+        lastActive = .now()
+        if let answered = current.answered {
+            answering.record(current.request, status: answered.status.code, outcome: outcome, since: current.start,
+                             answer: answered.headerFields, aborted: aborted)
+        }
+        if let context, !aborted { resumeHeld(context) }
+    }
+
+    /// Reads the parts held while a request was forwarded here, and the read held meanwhile.
+    private func resumeHeld(_ context: ChannelHandlerContext) {
+        if !held.isEmpty {
+            let parts = held
+            held = []
+            for (index, part) in parts.enumerated() {
+                if passing != nil {
+                    held.append(contentsOf: parts[index...])
+                    break
+                }
+                channelRead(context: context, data: wrapInboundOut(part))
+            }
+            context.fireChannelReadComplete()
+        } else if pending > 0 {
+            context.fireChannelReadComplete()
+        }
+        if passing == nil, heldRead {
+            heldRead = false
+            context.read()
+        }
+    }
+
+    func read(context: ChannelHandlerContext) {
+        if passing != nil {
+            heldRead = true
+        } else {
+            context.read()
+        }
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable { passing?.relay?.resumeReading() }
+        context.fireChannelWritabilityChanged()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        if var current = passing {
+            // The client left: the origin's answer is not read to its end, its connection not kept.
+            passing = nil
+            current.timer?.cancel()
+            current.relay?.client = nil
+            current.origin?.close(promise: nil)
+            current.relay = nil
+            passEnded(current, aborted: true)
+        }
+        held = []
+        context.fireChannelInactive()
+    }
+
     /// A `GET` or `HEAD` without a body, `Expect` or `Connection` field.
     static func mayAnswerHere(_ request: HTTPRequest) -> Bool {
         guard request.method == .get || request.method == .head else { return false }
@@ -146,10 +442,16 @@ struct HitAnswering: Sendable {
     let prepared: PreparedAnswers
     let log: (@Sendable (ProxyLogEntry) -> Void)?
 
-    /// Counts and logs `request`, answered on the event loop with `status` and `outcome`.
-    func record(_ request: HTTPRequest, status: Int, outcome: CacheOutcome?, since start: ContinuousClock.Instant) {
+    /// Idle connections to the origin for the requests forwarded on the event loop.
+    let origins = OriginConnections()
+
+    /// Counts and logs `request`, answered on the event loop with `status` and `outcome` (and the
+    /// fields `answer`, when they came from the origin).
+    func record(_ request: HTTPRequest, status: Int, outcome: CacheOutcome?, since start: ContinuousClock.Instant,
+                answer: HTTPFields? = nil, aborted: Bool = false) {
         forwarder.metrics?.answered(outcome, request: request.headerFields)
-        log?(ProxyLogEntry(request, status: status, outcome: outcome, duration: ContinuousClock.now - start))
+        log?(ProxyLogEntry(request, status: status, outcome: outcome, duration: ContinuousClock.now - start,
+                           answer: answer, aborted: aborted))
     }
 }
 

@@ -107,7 +107,10 @@ public struct ProxyServer: Service, Sendable {
                 status.set(.serving)
                 onListening(channel.localAddress?.port ?? port)
             })
-        defer { status.set(.stopped) }
+        defer {
+            answering.origins.closeAll()
+            status.set(.stopped)
+        }
         do {
             try await withGracefulShutdownHandler {
                 try await server.run()

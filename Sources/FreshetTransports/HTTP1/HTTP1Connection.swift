@@ -85,7 +85,7 @@ final class HTTP1Connection: Sendable {
     }
 
     /// Why the pins' verifier refused a connection's chain.
-    private final class Refusal: Sendable {
+    final class Refusal: Sendable {
         let failure = Mutex<TLSTrustFailure?>(nil)
     }
 
@@ -93,32 +93,51 @@ final class HTTP1Connection: Sendable {
     /// run on the channel's event loop, in its initializer or once a proxy's tunnel is open.
     private static func setUp(_ channel: any Channel, key: HTTP1ConnectionPool.Key, tls: TLS?, timeout: TimeAmount,
                               refusal: Refusal) throws -> Setup {
-        let serverName: String? = key.host.isIPAddress ? nil : key.host
         let sync = channel.pipeline.syncOperations
         var opened: EventLoopFuture<Void>?
         if let tls {
-            if let verifier = tls.verifier {
-                let host = key.host
-                try sync.addHandler(NIOSSLClientHandler(
-                    context: tls.context, serverHostname: serverName,
-                    customVerificationCallbackWithMetadata: { presented, promise in
-                        promise.completeWithTask {
-                            do throws(TLSTrustFailure) {
-                                _ = try await verifier.verify(presented, host: host)
-                                return .certificateVerified(VerificationMetadata(nil))
-                            } catch {
-                                refusal.failure.withLock { $0 = error }
-                                return .failed
-                            }
-                        }
-                    }))
-            } else {
-                try sync.addHandler(NIOSSLClientHandler(context: tls.context, serverHostname: serverName))
-            }
+            try addTLS(sync, key: key, tls: tls, refusal: refusal)
             let handshake = HTTP1HandshakeHandler(timeout: timeout)
             try sync.addHandler(handshake)
             opened = handshake.opened
         }
+        try addCodec(sync)
+        // Read-ahead stays bounded: no socket read while two parts or more are unread;
+        // reading resumes once the reader has taken them all.
+        let asyncChannel = try NIOAsyncChannel<HTTPClientResponsePart, Never>(
+            wrappingChannelSynchronously: channel,
+            configuration: .init(backPressureStrategy: .init(lowWatermark: 1, highWatermark: 2)))
+        return Setup(asyncChannel: asyncChannel, opened: opened)
+    }
+
+    /// Adds NIOSSL's client handler for `key`'s host (SNI unless it is an IP address), verifying
+    /// the chain with `tls`'s pins when it has some (a refusal's reason goes to `refusal`).
+    static func addTLS(_ sync: ChannelPipeline.SynchronousOperations, key: HTTP1ConnectionPool.Key, tls: TLS,
+                       refusal: Refusal) throws {
+        let serverName: String? = key.host.isIPAddress ? nil : key.host
+        guard let verifier = tls.verifier else {
+            try sync.addHandler(NIOSSLClientHandler(context: tls.context, serverHostname: serverName))
+            return
+        }
+        let host = key.host
+        try sync.addHandler(NIOSSLClientHandler(
+            context: tls.context, serverHostname: serverName,
+            customVerificationCallbackWithMetadata: { presented, promise in
+                promise.completeWithTask {
+                    do throws(TLSTrustFailure) {
+                        _ = try await verifier.verify(presented, host: host)
+                        return .certificateVerified(VerificationMetadata(nil))
+                    } catch {
+                        refusal.failure.withLock { $0 = error }
+                        return .failed
+                    }
+                }
+            }))
+    }
+
+    /// Adds NIO's HTTP/1 client codec (framing fields as the request carries them; interim heads
+    /// handed on), the request headers' validator and ``HTTP1IdleGuard``.
+    static func addCodec(_ sync: ChannelPipeline.SynchronousOperations) throws {
         let encoder = HTTPRequestEncoder(configuration: {
             var configuration = HTTPRequestEncoder.Configuration()
             configuration.automaticallySetFramingHeaders = false
@@ -127,12 +146,6 @@ final class HTTP1Connection: Sendable {
         let decoder = ByteToMessageHandler(
             HTTPResponseDecoder(leftOverBytesStrategy: .dropBytes, informationalResponseStrategy: .forward))
         try sync.addHandlers([encoder, decoder, NIOHTTPRequestHeadersValidator(), HTTP1IdleGuard()])
-        // Read-ahead stays bounded: no socket read while two parts or more are unread;
-        // reading resumes once the reader has taken them all.
-        let asyncChannel = try NIOAsyncChannel<HTTPClientResponsePart, Never>(
-            wrappingChannelSynchronously: channel,
-            configuration: .init(backPressureStrategy: .init(lowWatermark: 1, highWatermark: 2)))
-        return Setup(asyncChannel: asyncChannel, opened: opened)
     }
 
     /// A connection's async channel, and the future of its TLS handshake (`nil` without TLS).

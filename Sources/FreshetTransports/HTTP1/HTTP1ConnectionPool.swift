@@ -79,7 +79,7 @@ public final class HTTP1ConnectionPool: Sendable {
 
     /// The TLS context of `https` connections: ``Configuration/tls`` offering HTTP/1.1 only, and
     /// the verifier of ``Configuration/pins``.
-    private func makeTLSContext() throws -> HTTP1Connection.TLS {
+    func makeTLSContext() throws -> HTTP1Connection.TLS {
         try tlsContext.withLock { context in
             if let context { return context }
             var configuration = self.configuration.tls

@@ -1,0 +1,120 @@
+import NIOCore
+import NIOHTTP1
+import Synchronization
+
+/// Keep-alive connections to the origin for the requests ``ProxyHitHandler`` forwards on its
+/// event loop (``ProxyForwarder/pass(_:)``), idle ones kept per event loop: a connection is only
+/// used on the loop it was made on. At most ``perLoop`` idle ones per loop; one idle for longer than
+/// ``idleTimeout`` is closed when next looked at, and ``closeAll()`` closes the rest when the
+/// server stops.
+final class OriginConnections: Sendable {
+    static let perLoop = 64
+    static let idleTimeout = TimeAmount.seconds(60)
+
+    private struct Idle: Sendable {
+        var channel: any Channel
+        var since: NIODeadline
+    }
+
+    private let idle = Mutex<[ObjectIdentifier: [Idle]]>([:])
+
+    /// An idle connection of `loop` that is still open, or `nil`.
+    func take(on loop: any EventLoop) -> (any Channel)? {
+        let now = NIODeadline.now()
+        var expired: [any Channel] = []
+        defer { for channel in expired { channel.close(promise: nil) } }
+        return idle.withLock { idle -> (any Channel)? in
+            let key = ObjectIdentifier(loop)
+            while let entry = idle[key]?.popLast() {
+                guard entry.channel.isActive else { continue }
+                guard now - entry.since < Self.idleTimeout else {
+                    expired.append(entry.channel)
+                    continue
+                }
+                return entry.channel
+            }
+            return nil
+        }
+    }
+
+    /// Keeps `channel`, whose exchange ended cleanly, for the next request on its loop.
+    func give(_ channel: any Channel) {
+        let kept = idle.withLock { idle -> Bool in
+            let key = ObjectIdentifier(channel.eventLoop)
+            guard idle[key, default: []].count < Self.perLoop else { return false }
+            idle[key, default: []].append(Idle(channel: channel, since: .now()))
+            return true
+        }
+        if !kept { channel.close(promise: nil) }
+    }
+
+    /// Closes every idle connection.
+    func closeAll() {
+        let all = idle.withLock { idle -> [Idle] in
+            defer { idle.removeAll() }
+            return idle.values.flatMap { $0 }
+        }
+        for entry in all { entry.channel.close(promise: nil) }
+    }
+}
+
+/// The last handler of an origin connection of ``OriginConnections``: hands the answer's parts to
+/// the ``ProxyHitHandler`` whose request the connection carries, and stops reading from the
+/// origin while that client connection cannot take more (back-pressure). Between exchanges it has
+/// no client: `HTTP1IdleGuard`, before it, closes the connection when anything arrives then.
+final class OriginRelay: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPClientResponsePart
+    typealias OutboundIn = HTTPClientRequestPart
+    typealias OutboundOut = HTTPClientRequestPart
+
+    /// The client connection's handler while this connection carries its request.
+    var client: ProxyHitHandler?
+    private var context: ChannelHandlerContext?
+    private var heldRead = false
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        self.context = nil
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        client?.originRead(unwrapInboundIn(data))
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        client?.originReadComplete()
+        context.fireChannelReadComplete()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        let client = self.client
+        self.client = nil
+        client?.originFailed(error)
+        context.close(promise: nil)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        let client = self.client
+        self.client = nil
+        client?.originFailed(nil)
+        context.fireChannelInactive()
+    }
+
+    func read(context: ChannelHandlerContext) {
+        if let client, !client.clientWritable {
+            heldRead = true
+        } else {
+            context.read()
+        }
+    }
+
+    /// The client connection can take more: reading resumes.
+    func resumeReading() {
+        guard heldRead, let context else { return }
+        heldRead = false
+        context.read()
+    }
+}

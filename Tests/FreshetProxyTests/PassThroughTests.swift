@@ -1,0 +1,146 @@
+import Foundation
+import Freshet
+import FreshetCache
+import FreshetProxy
+import FreshetSimulator
+import FreshetTestSupport
+import HTTPTypes
+import ServiceLifecycle
+import Testing
+
+/// What the cache could not keep is forwarded on the event loop (hit-for-miss, ProxyPass.swift):
+/// told apart from the chain's forwarding by the `Accept-Encoding` the origin sees — the chain
+/// asks for `gzip` (one stored representation for every client), the event loop for what the
+/// client takes.
+@Suite("freshet proxy: answers the cache cannot keep, forwarded on the event loop")
+struct PassThroughTests {
+    static let unkept = [["Content-Type", "application/json"], ["Cache-Control", "no-store"]]
+
+    /// The `Accept-Encoding` the origin saw on each request for `path`, in order.
+    static func encodings(_ sim: RunningSimulator, _ path: String) async -> [String] {
+        await sim.simulator.requestLog().filter { $0.path == path }.map { $0.headers["accept-encoding"] ?? "-" }
+    }
+
+    @Test("After an answer the cache could not keep, the target is forwarded on the event loop with what a miss gets")
+    func forwardedWithWhatAMissGets() async throws {
+        try await withSimulator { sim in
+            let next = "<\(sim.baseURL.absoluteString)/scripted/unkept?page=2>; rel=\"next\""
+            await sim.simulator.setScript(path: "/scripted/unkept",
+                                          Script(headers: Self.unkept + [["Link", next]], body: "{\"n\":1}"))
+            try await withSQLiteStore { store, _ in
+                try await withInProcessProxy(origin: sim.baseURL, store: store) { proxy in
+                    let takes: HTTPFields = [.acceptEncoding: "br, gzip"]
+                    var answers: [Answer] = []
+                    for _ in 0..<3 { answers.append(try await proxy.send("/scripted/unkept", headers: takes)) }
+                    answers.append(try await proxy.send("/scripted/unkept"))
+                    let head = try await proxy.send("/scripted/unkept", method: .head)
+                    #expect(await Self.encodings(sim, "/scripted/unkept") == ["gzip", "br, gzip", "br, gzip", "identity", "identity"],
+                            "the first through the chain, then each with what its client takes")
+                    let linkBack = "<\(proxy.base.absoluteString)/scripted/unkept?page=2>; rel=\"next\""
+                    for answer in answers {
+                        #expect(answer.status == 200)
+                        #expect(answer.body == "{\"n\":1}")
+                        #expect(answer.cache == "MISS")
+                        #expect(answer.fields[.cacheStatus] == "freshet; fwd=miss")
+                        #expect(answer.fields[.via] == "1.1 freshet")
+                        #expect(answer.fields[.date] != nil)
+                        #expect(answer.fields[.link] == linkBack, "Link points at the proxy")
+                    }
+                    #expect(head.status == 200 && head.body.isEmpty && head.cache == "MISS")
+                    // Logged as the answer's end is written: bounded wait for the last.
+                    #expect(await eventually { proxy.entries.all.count == 5 })
+                    let logged = proxy.entries.all.map { "\($0.method) \($0.status) \($0.outcome?.rawValue ?? "-")" }
+                    #expect(logged == Array(repeating: "GET 200 miss", count: 4) + ["HEAD 200 miss"])
+                    let metrics = try await proxy.metrics()
+                    #expect(metrics.contains("freshet_proxy_requests_total{cache=\"miss\"} 5"))
+                    #expect(metrics.contains("freshet_proxy_requests_in_flight 0"))
+                }
+            }
+        }
+    }
+
+    @Test("An answer the cache could keep ends the mark: the next request goes through the chain and is stored")
+    func storableAnswerEndsTheMark() async throws {
+        try await withSimulator { sim in
+            await sim.simulator.setScript(path: "/scripted/changes", Script(headers: Self.unkept, body: "one"))
+            try await withSQLiteStore { store, _ in
+                try await withInProcessProxy(origin: sim.baseURL, store: store) { proxy in
+                    let takes: HTTPFields = [.acceptEncoding: "gzip, br"]
+                    #expect(try await proxy.send("/scripted/changes", headers: takes).cache == "MISS")
+                    await sim.simulator.setScript(path: "/scripted/changes",
+                                                  Script(headers: [["Cache-Control", "max-age=300"]], body: "two"))
+                    var caches: [String?] = []
+                    for _ in 0..<3 { caches.append(try await proxy.send("/scripted/changes", headers: takes).cache) }
+                    #expect(caches == ["MISS", "MISS", "HIT"])
+                    #expect(await Self.encodings(sim, "/scripted/changes") == ["gzip", "gzip, br", "gzip"],
+                            "forwarded on the event loop once, then stored through the chain")
+                }
+            }
+        }
+    }
+
+    @Test("Requests pipelined behind one forwarded on the event loop are answered after it, in order")
+    func pipelinedRequestsWait() async throws {
+        try await withSimulator { sim in
+            await sim.simulator.setScript(path: "/scripted/held", Script(headers: Self.unkept, body: "first"))
+            await sim.simulator.setScript(path: "/scripted/second", Script(headers: [["Cache-Control", "max-age=300"]],
+                                                                          body: "second"))
+            try await withSQLiteStore { store, _ in
+                try await withInProcessProxy(origin: sim.baseURL, store: store) { proxy in
+                    #expect(try await proxy.send("/scripted/held").cache == "MISS")
+                    #expect(try await proxy.send("/scripted/second").cache == "MISS")
+                    await sim.simulator.hold(route: "/scripted/held")
+                    let client = try RawClient(port: try #require(proxy.base.port))
+                    defer { client.close() }
+                    client.send("GET /scripted/held HTTP/1.1\r\nHost: a\r\n\r\nGET /scripted/second HTTP/1.1\r\nHost: a\r\n\r\n")
+                    let arrived = await eventually(within: 30) {
+                        await sim.simulator.requestLog().filter { $0.path == "/scripted/held" }.count == 2
+                    }
+                    #expect(arrived, "the first request reached the origin")
+                    await sim.simulator.release(route: "/scripted/held")
+                    let text = await client.read { $0.components(separatedBy: "HTTP/1.1 200").count == 3 && $0.hasSuffix("second") }
+                    let first = try #require(text.range(of: "first"))
+                    let second = try #require(text.range(of: "second"))
+                    #expect(first.upperBound <= second.lowerBound, "answers in the order asked")
+                    #expect(text.contains("X-Cache: HIT"), "the second, a hit, answered after the first")
+                }
+            }
+        }
+    }
+
+    @Test("An origin that does not answer in time gets the client a 504; graceful shutdown waits for a forwarded answer")
+    func timeoutAndShutdown() async throws {
+        try await withSimulator { sim in
+            await sim.simulator.setScript(path: "/scripted/slow-unkept", Script(headers: Self.unkept, body: "late"))
+            try await withSQLiteStore { store, _ in
+                try await withInProcessProxy(origin: sim.baseURL, store: store, headTimeout: .seconds(1)) { proxy in
+                    #expect(try await proxy.send("/scripted/slow-unkept").status == 200)
+                    await sim.simulator.hold(route: "/scripted/slow-unkept")
+                    let late = try await proxy.send("/scripted/slow-unkept", headers: [.acceptEncoding: "br, gzip"])
+                    #expect(late.status == 504)
+                    #expect(late.body.contains("did not answer in time"))
+                    #expect(await Self.encodings(sim, "/scripted/slow-unkept").last == "br, gzip", "forwarded on the event loop")
+                    #expect(await eventually { proxy.entries.all.count == 2 })
+                    #expect(proxy.entries.all.last.map { "\($0.status) \($0.outcome == nil)" } == "504 true")
+                    await sim.simulator.release(route: "/scripted/slow-unkept")
+                }
+                try await withInProcessProxy(origin: sim.baseURL, store: store) { proxy in
+                    #expect(try await proxy.send("/scripted/slow-unkept").status == 200)
+                    await sim.simulator.hold(route: "/scripted/slow-unkept")
+                    let request = Task { try await proxy.send("/scripted/slow-unkept", headers: [.acceptEncoding: "br, gzip"]) }
+                    let arrived = await eventually(within: 30) {
+                        await Self.encodings(sim, "/scripted/slow-unkept").last == "br, gzip"
+                    }
+                    #expect(arrived, "the request reached the origin from the event loop")
+                    await proxy.group.triggerGracefulShutdown()
+                    let draining = await eventually { proxy.server.status.current == .draining }
+                    #expect(draining)
+                    await sim.simulator.release(route: "/scripted/slow-unkept")
+                    let answer = try await request.value
+                    #expect(answer.status == 200)
+                    #expect(answer.body == "late")
+                }
+            }
+        }
+    }
+}
