@@ -277,7 +277,7 @@ public struct ProxyForwarder: Sendable {
     /// Where the store keeps the answers to `request` (its target in origin form), kept per
     /// target when it depends on the target alone (a shared cache's key for a request without
     /// credentials, or any request when credentials are not partitioned).
-    private func location(of request: HTTPRequest, target: String) -> CacheMiddleware.StoreLocation? {
+    func location(of request: HTTPRequest, target: String) -> CacheMiddleware.StoreLocation? {
         // Captures the cache and the origin, not `self`: a closure over the whole forwarder
         // copies it (and retains its every reference) on each hit.
         let (cache, origin) = (cache, origin)

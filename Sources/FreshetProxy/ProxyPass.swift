@@ -34,35 +34,78 @@ extension ProxyForwarder {
         var target: String
         /// The rate-limit gate's note of the request.
         var admission: ProxyRateLimitGate.Admission
+        /// The `Cache-Control` of the answer that marked the target, when it forbade storing by
+        /// itself: an answer with the same one is not looked at again.
+        var markedControl: String?
     }
 
     /// `request` forwarded on the event loop, when its target is marked (see the comment at the
     /// top of this file), the origin is reached without a forward proxy and the gate lets it
     /// through; `nil` sends it the chain's way. For a `GET` or `HEAD` without a body.
     func pass(_ request: HTTPRequest) -> Pass? {
-        guard let route = passRoute, let target = request.path, keysOnTarget(request), passMarks.isMarked(target),
-              Self.asksNothingOfTheCache(request), var outbound = Self.outbound(request),
+        guard let route = passRoute, let target = request.path, keysOnTarget(request),
+              let mark = passMarks.mark(of: target), Self.asksNothingOfTheCache(request), var outbound = Self.outbound(request),
               let admission = try? gate.admit(outbound) else { return nil }
         let fields = request.headerFields
         outbound.headerFields[.acceptEncoding] = AcceptEncoding.acceptsGzip(fields) ? fields[.acceptEncoding] : "identity"
         return Pass(head: route.head(for: outbound), outbound: outbound, delivery: delivery(for: request), target: target,
-                    admission: admission)
+                    admission: admission, markedControl: mark.control)
     }
 
     /// The head the client is sent for the origin's `head`, which came `waited` after the request
-    /// was sent: the budget read, the mark cleared when the cache could keep this answer.
-    func passed(_ pass: Pass, head: HTTPResponseHead, waited: Duration) -> HTTPResponse {
-        let response = HTTPResponse(nioStatus: head.status, headers: head.headers)
+    /// was sent — the budget read, the mark cleared when the cache could keep this answer — as
+    /// NIO's head, for the server's HTTP/1 encoder: what ``clientResponse(_:body:outcome:)`` and
+    /// ``ProxyDelivery`` make of an answer, without converting it to HTTP types and back. With it,
+    /// the origin's fields as HTTP types when they carry a rate-limit budget (for the log).
+    func passed(_ pass: Pass, head: HTTPResponseHead, waited: Duration) -> (head: HTTPResponseHead, fields: HTTPFields?) {
         metrics?.origin(waited)
-        metrics?.rateLimit(response.headerFields, request: pass.outbound.headerFields)
-        gate.record(response, for: pass.admission)
-        if !Self.marks(response) || (pass.outbound.method == .get
-            && cache.location(of: pass.outbound, baseURL: origin).map { cache.mayStore(response, for: pass.outbound, at: $0) } == true) {
-            passMarks.clear(pass.target)
+        var shaped = HTTPHeaders()
+        shaped.reserveCapacity(head.headers.count + 4)
+        var listed: [String] = []
+        for value in head.headers["Connection"] {
+            for name in value.split(separator: ",") { listed.append(name.trimmingOWS().lowercased()) }
         }
-        var shaped = Self.clientResponse(response, body: nil, outcome: .miss).head
-        pass.delivery.rewriteLinks(&shaped.headerFields)
-        return shaped
+        var budget = false
+        var dated = false
+        let base = pass.delivery.base
+        for (name, value) in head.headers {
+            let lowered = name.lowercased()
+            if HTTPField.Name.hopByHop.contains(lowered) || lowered == "host" || lowered == "x-cache"
+                || lowered.hasPrefix("proxy-") || listed.contains(lowered) { continue }
+            if lowered.hasPrefix("x-ratelimit-") { budget = true }
+            if lowered == "date" { dated = true }
+            if let base, lowered == "link" || lowered == "location" || lowered == "content-location",
+               value.contains(pass.delivery.originPrefix) {
+                shaped.add(name: name, value: ProxyDelivery.rewritten(value, from: pass.delivery.originPrefix, to: base))
+            } else {
+                shaped.add(name: name, value: value)
+            }
+        }
+        if !dated { shaped.add(name: "Date", value: HTTPDate.format(Date())) }
+        shaped.add(name: "X-Cache", value: "MISS")
+        shaped.add(name: "Cache-Status", value: ProxyHeaders.cacheStatus(.miss))
+        shaped.add(name: "Via", value: ProxyHeaders.via)
+
+        var fields: HTTPFields?
+        if budget {
+            let response = HTTPResponse(nioStatus: head.status, headers: head.headers)
+            metrics?.rateLimit(response.headerFields, request: pass.outbound.headerFields)
+            gate.record(response, for: pass.admission)
+            fields = response.headerFields
+        }
+        let code = Int(head.status.code)
+        if !((200..<300).contains(code) && code != 206) {
+            passMarks.clear(pass.target)
+        } else if pass.outbound.method == .get, pass.markedControl == nil
+                    || head.headers["Cache-Control"].joined(separator: ", ") != pass.markedControl
+                    || Self.targetedFields.contains(where: { head.headers.contains(name: $0.rawName) }) {
+            let response = HTTPResponse(nioStatus: head.status, headers: head.headers)
+            if !Self.forbidsSharedStorage(response.headerFields), let location = location(of: pass.outbound, target: pass.target),
+               cache.mayStore(response, for: pass.outbound, at: location) {
+                passMarks.clear(pass.target)
+            }
+        }
+        return (HTTPResponseHead(version: .http1_1, status: head.status, headers: shaped), fields)
     }
 
     /// The answer to `pass` when the exchange failed before the origin's head: `504` when it timed
@@ -78,8 +121,9 @@ extension ProxyForwarder {
               let target = request.path, keysOnTarget(request),
               let location = cache.location(of: outbound, baseURL: origin),
               !cache.mayStore(response, for: outbound, at: location) else { return }
-        passMarks.mark(target)
+        passMarks.mark(target, control: Self.forbidsSharedStorage(response.headerFields) ? response.headerFields[.cacheControl] : nil)
     }
+
 }
 
 extension ProxyForwarder {
@@ -90,6 +134,16 @@ extension ProxyForwarder {
     /// stale instead, through the chain), nor does the cache's own `504` to `only-if-cached`.
     static func marks(_ response: HTTPResponse) -> Bool {
         (200..<300).contains(response.status.code) && response.status.code != 206
+    }
+
+    /// Whether a shared cache may not store an answer with `fields`, by its own `Cache-Control`
+    /// alone: `no-store` (without `must-understand`) or `private`, and no targeted field
+    /// (`CDN-Cache-Control`, `Surrogate-Control`) that would replace it. `false` says nothing.
+    /// What marks a target is nearly always this: the full rules are then not run for each answer.
+    static func forbidsSharedStorage(_ fields: HTTPFields) -> Bool {
+        guard let value = fields[.cacheControl], !targetedFields.contains(where: { fields.contains($0) }) else { return false }
+        let control = CacheControl(parsing: value)
+        return (control.noStore && !control.has("must-understand")) || control.isPrivate
     }
 
     /// A request with no `Cache-Control`, `Pragma`, `Range` or `If-…` field: what the cache does
@@ -114,19 +168,25 @@ extension ProxyForwarder {
 final class PassMarks: Sendable {
     static let capacity = 4096
     static let lifetime = Duration.seconds(120)
-    private let marks = Mutex<[String: ContinuousClock.Instant]>([:])
-
-    /// Whether `target` is marked and its mark has not expired.
-    func isMarked(_ target: String) -> Bool {
-        guard let until = marks.withLock({ $0[target] }) else { return false }
-        return ContinuousClock.now < until
+    /// A mark: until when, and the `Cache-Control` that forbade storing (see ``ProxyForwarder/Pass/markedControl``).
+    struct Mark: Sendable {
+        var until: ContinuousClock.Instant
+        var control: String?
     }
 
-    func mark(_ target: String) {
-        let until = ContinuousClock.now + Self.lifetime
+    private let marks = Mutex<[String: Mark]>([:])
+
+    /// `target`'s mark, unless it has none or it expired.
+    func mark(of target: String) -> Mark? {
+        guard let mark = marks.withLock({ $0[target] }), ContinuousClock.now < mark.until else { return nil }
+        return mark
+    }
+
+    func mark(_ target: String, control: String?) {
+        let mark = Mark(until: ContinuousClock.now + Self.lifetime, control: control)
         marks.withLock { marks in
             if marks.count >= Self.capacity, marks[target] == nil { marks.removeAll(keepingCapacity: true) }
-            marks[target] = until
+            marks[target] = mark
         }
     }
 

@@ -11,41 +11,48 @@ final class OriginConnections: Sendable {
     static let perLoop = 64
     static let idleTimeout = TimeAmount.seconds(60)
 
-    private struct Idle: Sendable {
+    /// A connection and its relay (found once, when it is made).
+    struct Connection: @unchecked Sendable {
         var channel: any Channel
+        /// Only touched on the channel's event loop.
+        var relay: OriginRelay
+    }
+
+    private struct Idle: Sendable {
+        var connection: Connection
         var since: NIODeadline
     }
 
     private let idle = Mutex<[ObjectIdentifier: [Idle]]>([:])
 
     /// An idle connection of `loop` that is still open, or `nil`.
-    func take(on loop: any EventLoop) -> (any Channel)? {
+    func take(on loop: any EventLoop) -> Connection? {
         let now = NIODeadline.now()
         var expired: [any Channel] = []
         defer { for channel in expired { channel.close(promise: nil) } }
-        return idle.withLock { idle -> (any Channel)? in
+        return idle.withLock { idle -> Connection? in
             let key = ObjectIdentifier(loop)
             while let entry = idle[key]?.popLast() {
-                guard entry.channel.isActive else { continue }
+                guard entry.connection.channel.isActive else { continue }
                 guard now - entry.since < Self.idleTimeout else {
-                    expired.append(entry.channel)
+                    expired.append(entry.connection.channel)
                     continue
                 }
-                return entry.channel
+                return entry.connection
             }
             return nil
         }
     }
 
-    /// Keeps `channel`, whose exchange ended cleanly, for the next request on its loop.
-    func give(_ channel: any Channel) {
-        let kept = idle.withLock { idle -> Bool in
-            let key = ObjectIdentifier(channel.eventLoop)
+    /// Keeps `connection`, whose exchange ended cleanly, for the next request on its loop.
+    func give(_ connection: Connection) {
+        let kept = connection.channel.isActive && idle.withLock { idle -> Bool in
+            let key = ObjectIdentifier(connection.channel.eventLoop)
             guard idle[key, default: []].count < Self.perLoop else { return false }
-            idle[key, default: []].append(Idle(channel: channel, since: .now()))
+            idle[key, default: []].append(Idle(connection: connection, since: .now()))
             return true
         }
-        if !kept { channel.close(promise: nil) }
+        if !kept { connection.channel.close(promise: nil) }
     }
 
     /// Closes every idle connection.
@@ -54,7 +61,7 @@ final class OriginConnections: Sendable {
             defer { idle.removeAll() }
             return idle.values.flatMap { $0 }
         }
-        for entry in all { entry.channel.close(promise: nil) }
+        for entry in all { entry.connection.channel.close(promise: nil) }
     }
 }
 

@@ -152,14 +152,12 @@ final class ProxyHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
     // MARK: - Forwarding on the event loop (ProxyPass.swift)
 
     /// A request being forwarded here.
-    private struct Passing {
+    private final class Passing {
         let request: HTTPRequest
         let pass: ProxyForwarder.Pass
-        let start: ContinuousClock.Instant
-        /// Tells this pass's callbacks from a later one's.
-        let id: Int
-        var origin: (any Channel)?
-        var relay: OriginRelay?
+        let start = ContinuousClock.now
+        /// The current origin connection and its relay.
+        var origin: OriginConnections.Connection?
         /// When the request was written to the current origin connection.
         var sent = ContinuousClock.now
         /// The current connection was kept alive from an earlier exchange.
@@ -170,15 +168,31 @@ final class ProxyHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
         var written = false
         /// A part of the answer arrived.
         var receivedAny = false
-        /// The client's head was written; then the status and the fields sent.
-        var answered: HTTPResponse?
+        /// The status of the client's head, once written, and the origin's fields when the log
+        /// needs them (a rate-limit budget).
+        var answered: Int?
+        var answeredFields: HTTPFields?
         var keepAlive = true
         var lastRead = NIODeadline.now()
         var timer: Scheduled<Void>?
+
+        init(request: HTTPRequest, pass: ProxyForwarder.Pass) {
+            self.request = request
+            self.pass = pass
+        }
+
+        /// Lets go of the origin connection: kept for the next request when `keep`, else closed.
+        func release(keep: Bool, to connections: OriginConnections) {
+            timer?.cancel()
+            timer = nil
+            guard let origin else { return }
+            self.origin = nil
+            origin.relay.client = nil
+            if keep { connections.give(origin) } else { origin.channel.close(promise: nil) }
+        }
     }
 
     private var passing: Passing?
-    private var passes = 0
     /// Request parts read while a request is forwarded here, read once its answer has ended.
     private var held: [HTTPRequestPart] = []
     /// A read asked for while a request is forwarded here, made once its answer has ended.
@@ -188,14 +202,13 @@ final class ProxyHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
     var clientWritable: Bool { context?.channel.isWritable ?? false }
 
     private func startPass(_ request: HTTPRequest, _ pass: ProxyForwarder.Pass, context: ChannelHandlerContext) {
-        passes += 1
-        passing = Passing(request: request, pass: pass, start: .now, id: passes)
+        let current = Passing(request: request, pass: pass)
+        passing = current
         swallowing = true
         answering.forwarder.metrics?.forwarding(1)
-        let id = passes
-        passing?.timer = context.eventLoop.assumeIsolated().scheduleTask(
+        current.timer = context.eventLoop.assumeIsolated().scheduleTask(
             in: TimeAmount(answering.forwarder.passTimeouts.head)) { [self] in
-            guard passing?.id == id, passing?.answered == nil else { return }
+            guard passing === current, current.answered == nil else { return }
             answerFailure(timedOut: true, reason: "no answer in time")
         }
         sendPass(fresh: false)
@@ -203,9 +216,9 @@ final class ProxyHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// Writes the request on an idle origin connection of this loop (unless `fresh`), or a new one.
     private func sendPass(fresh: Bool) {
-        guard let context, let route = answering.forwarder.passRoute, let id = passing?.id else { return }
-        if !fresh, let channel = answering.origins.take(on: context.eventLoop) {
-            attach(channel, reused: true)
+        guard let context, let route = answering.forwarder.passRoute, let current = passing else { return }
+        if !fresh, let idle = answering.origins.take(on: context.eventLoop) {
+            attach(idle, reused: true)
             return
         }
         route.connect(on: context.eventLoop) { channel in
@@ -213,50 +226,43 @@ final class ProxyHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
         }.assumeIsolated().whenComplete { [self] result in
             switch result {
             case .success(let channel):
-                guard passing?.id == id, passing?.origin == nil else {
+                guard passing === current, current.origin == nil,
+                      let relay = try? channel.pipeline.syncOperations.handler(type: OriginRelay.self) else {
                     channel.close(promise: nil)
+                    if passing === current { fallBack() }
                     return
                 }
-                attach(channel, reused: false)
+                attach(OriginConnections.Connection(channel: channel, relay: relay), reused: false)
             case .failure:
                 // Nothing was sent: the chain tries again, or says why it cannot.
-                if passing?.id == id { fallBack() }
+                if passing === current { fallBack() }
             }
         }
     }
 
-    private func attach(_ channel: any Channel, reused: Bool) {
-        guard let context, var current = passing else { return }
-        guard let relay = try? channel.pipeline.syncOperations.handler(type: OriginRelay.self) else {
-            channel.close(promise: nil)
-            fallBack()
-            return
-        }
-        relay.client = self
-        current.origin = channel
-        current.relay = relay
+    private func attach(_ origin: OriginConnections.Connection, reused: Bool) {
+        guard let context, let current = passing else { return }
+        origin.relay.client = self
+        current.origin = origin
         current.reused = reused
         current.receivedAny = false
         current.written = false
         current.sent = .now
-        passing = current
-        let id = current.id
         let written = context.eventLoop.makePromise(of: Void.self)
-        written.futureResult.assumeIsolated().whenSuccess { [self] in
-            if passing?.id == id { passing?.written = true }
+        written.futureResult.assumeIsolated().whenSuccess {
+            current.written = true
         }
-        channel.write(HTTPClientRequestPart.head(current.pass.head), promise: nil)
-        channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: written)
+        origin.channel.write(HTTPClientRequestPart.head(current.pass.head), promise: nil)
+        origin.channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: written)
     }
 
     /// A part of the origin's answer.
     func originRead(_ part: HTTPClientResponsePart) {
-        guard let context, var current = passing else { return }
+        guard let context, let current = passing else { return }
         current.receivedAny = true
         current.lastRead = .now()
         switch part {
         case .head(let head) where head.status.code < 200:
-            passing = current
             // Interim answers (`103 Early Hints`, …) go on; `100` and `101` are not for this client.
             guard head.status.code != 100, head.status.code != 101 else { return }
             var interim = HTTPResponse(nioStatus: head.status, headers: head.headers)
@@ -265,22 +271,28 @@ final class ProxyHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
         case .head(let head):
             current.timer?.cancel()
             current.keepAlive = head.isKeepAlive
-            let answer = answering.forwarder.passed(current.pass, head: head, waited: .now - current.sent)
-            current.answered = answer
-            current.timer = scheduleReadCheck(after: TimeAmount(answering.forwarder.passTimeouts.read), id: current.id)
-            passing = current
-            context.write(wrapOutboundOut(.head(answer)), promise: nil)
+            let (answer, fields) = answering.forwarder.passed(current.pass, head: head, waited: .now - current.sent)
+            current.answered = Int(answer.status.code)
+            current.answeredFields = fields
+            current.timer = scheduleReadCheck(current, after: TimeAmount(answering.forwarder.passTimeouts.read))
+            // Head and body go straight to NIO's encoder, as a hit's; the end passes the
+            // connection-state handler.
+            if let codec {
+                codec.write(NIOAny(HTTPServerResponsePart.head(answer)), promise: nil)
+            } else {
+                context.write(wrapOutboundOut(.head(HTTPResponse(nioStatus: answer.status, headers: answer.headers))), promise: nil)
+            }
         case .body(let buffer):
-            passing = current
-            if current.request.method != .head { context.write(wrapOutboundOut(.body(buffer)), promise: nil) }
+            guard current.request.method != .head else { return }
+            if let codec {
+                codec.write(NIOAny(HTTPServerResponsePart.body(.byteBuffer(buffer))), promise: nil)
+            } else {
+                context.write(wrapOutboundOut(.body(buffer)), promise: nil)
+            }
         case .end:
             passing = nil
-            current.timer?.cancel()
-            current.relay?.client = nil
+            current.release(keep: current.keepAlive, to: answering.origins)
             context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
-            if let origin = current.origin {
-                if current.keepAlive { answering.origins.give(origin) } else { origin.close(promise: nil) }
-            }
             passEnded(current, aborted: false)
         }
     }
@@ -291,67 +303,61 @@ final class ProxyHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     /// Closes the origin connection when its answer stalls for the read timeout.
-    private func scheduleReadCheck(after timeout: TimeAmount, id: Int) -> Scheduled<Void>? {
+    private func scheduleReadCheck(_ current: Passing, after timeout: TimeAmount) -> Scheduled<Void>? {
         context?.eventLoop.assumeIsolated().scheduleTask(in: timeout) { [self] in
-            guard let current = passing, current.id == id else { return }
+            guard passing === current else { return }
             let due = current.lastRead + timeout
             if NIODeadline.now() >= due {
-                current.origin?.close(promise: nil)
+                current.origin?.channel.close(promise: nil)
             } else {
-                passing?.timer = scheduleReadCheck(after: due - .now(), id: id)
+                current.timer = scheduleReadCheck(current, after: due - .now())
             }
         }
     }
 
     /// The origin connection failed or closed before the answer's end.
     func originFailed(_ error: (any Error)?) {
-        guard let context, var current = passing else { return }
-        current.origin?.close(promise: nil)
-        current.relay = nil
+        guard let context, let current = passing else { return }
+        let origin = current.origin
         current.origin = nil
+        origin?.channel.close(promise: nil)
         if current.answered != nil {
             // Mid-body: the client sees a cut-off answer, never a complete-looking wrong one.
-            current.timer?.cancel()
             passing = nil
+            current.release(keep: false, to: answering.origins)
             passEnded(current, aborted: true)
             context.close(promise: nil)
         } else if current.reused, !current.receivedAny, !current.retried {
             // A kept-alive connection the origin had closed (the keep-alive race): once more, on a new one.
             current.retried = true
-            passing = current
             sendPass(fresh: true)
         } else if !current.written {
-            passing = current
             fallBack()
         } else {
-            passing = current
             answerFailure(timedOut: false, reason: error.map { String(describing: $0) } ?? "the origin closed the connection")
         }
     }
 
     /// Answers the request forwarded here with the proxy's own `502` or `504`.
     private func answerFailure(timedOut: Bool, reason: String) {
-        guard let context, var current = passing else { return }
-        current.timer?.cancel()
-        current.relay?.client = nil
-        current.origin?.close(promise: nil)
+        guard let context, let current = passing else { return }
         passing = nil
+        current.release(keep: false, to: answering.origins)
         let response = answering.forwarder.passFailure(current.pass, timedOut: timedOut, reason: reason)
         context.write(wrapOutboundOut(.head(response.head)), promise: nil)
         if current.request.method != .head, let complete = response.complete {
             context.write(wrapOutboundOut(.body(ByteBuffer(bytes: complete))), promise: nil)
         }
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
-        current.answered = response.head
+        current.answered = response.head.status.code
         passEnded(current, aborted: false, outcome: nil)
     }
 
     /// Hands the request forwarded here to the pipeline after all, as read: nothing reached the origin.
     private func fallBack() {
         guard let context, let current = passing else { return }
-        current.timer?.cancel()
-        current.relay?.client = nil
         passing = nil
+        current.release(keep: false, to: answering.origins)
         answering.forwarder.metrics?.forwarding(-1)
         pending += 1
         context.fireChannelRead(wrapInboundOut(.head(current.request)))
@@ -370,8 +376,8 @@ final class ProxyHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
         answering.forwarder.metrics?.forwarding(-1)
         lastActive = .now()
         if let answered = current.answered {
-            answering.record(current.request, status: answered.status.code, outcome: outcome, since: current.start,
-                             answer: answered.headerFields, aborted: aborted)
+            answering.record(current.request, status: answered, outcome: outcome, since: current.start,
+                             answer: current.answeredFields, aborted: aborted)
         }
         if let context, !aborted { resumeHeld(context) }
     }
@@ -407,18 +413,15 @@ final class ProxyHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
-        if context.channel.isWritable { passing?.relay?.resumeReading() }
+        if context.channel.isWritable { passing?.origin?.relay.resumeReading() }
         context.fireChannelWritabilityChanged()
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        if var current = passing {
+        if let current = passing {
             // The client left: the origin's answer is not read to its end, its connection not kept.
             passing = nil
-            current.timer?.cancel()
-            current.relay?.client = nil
-            current.origin?.close(promise: nil)
-            current.relay = nil
+            current.release(keep: false, to: answering.origins)
             passEnded(current, aborted: true)
         }
         held = []

@@ -136,8 +136,8 @@ final class HTTP1Connection: Sendable {
     }
 
     /// Adds NIO's HTTP/1 client codec (framing fields as the request carries them; interim heads
-    /// handed on), the request headers' validator and ``HTTP1IdleGuard``.
-    static func addCodec(_ sync: ChannelPipeline.SynchronousOperations) throws {
+    /// handed on), the request headers' validator (unless `validating` is false) and ``HTTP1IdleGuard``.
+    static func addCodec(_ sync: ChannelPipeline.SynchronousOperations, validating: Bool = true) throws {
         let encoder = HTTPRequestEncoder(configuration: {
             var configuration = HTTPRequestEncoder.Configuration()
             configuration.automaticallySetFramingHeaders = false
@@ -145,7 +145,9 @@ final class HTTP1Connection: Sendable {
         }())
         let decoder = ByteToMessageHandler(
             HTTPResponseDecoder(leftOverBytesStrategy: .dropBytes, informationalResponseStrategy: .forward))
-        try sync.addHandlers([encoder, decoder, NIOHTTPRequestHeadersValidator(), HTTP1IdleGuard()])
+        try sync.addHandlers([encoder, decoder])
+        if validating { try sync.addHandler(NIOHTTPRequestHeadersValidator()) }
+        try sync.addHandler(HTTP1IdleGuard())
     }
 
     /// A connection's async channel, and the future of its TLS handshake (`nil` without TLS).

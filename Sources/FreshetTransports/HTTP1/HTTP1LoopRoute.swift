@@ -11,7 +11,8 @@ extension HTTP1ConnectionPool {
     /// A route makes channels the way the pool makes its own — TCP with the pool's connect
     /// timeout, TLS for `https` (the pool's trust roots, ALPN `http/1.1`, its pins checked), NIO's
     /// HTTP/1 client codec and ``HTTP1IdleGuard`` — and request heads the way ``HTTP1Transport``
-    /// writes them. The channels are the caller's: it adds its handler, writes
+    /// writes them. Their heads are not validated again on the way out: they are made of a request
+    /// NIO's server decoder and HTTP types have already checked, which the caller forwards. The channels are the caller's: it adds its handler, writes
     /// `HTTPClientRequestPart`s, reads `HTTPClientResponsePart`s, keeps them alive or closes them.
     /// They count against no limit of the pool.
     public struct LoopRoute: Sendable {
@@ -49,7 +50,7 @@ extension HTTP1ConnectionPool {
                     channel.eventLoop.makeCompletedFuture {
                         let sync = channel.pipeline.syncOperations
                         if let tls { try HTTP1Connection.addTLS(sync, key: key, tls: tls, refusal: .init()) }
-                        try HTTP1Connection.addCodec(sync)
+                        try HTTP1Connection.addCodec(sync, validating: false)
                         try configure(channel)
                     }
                 }
