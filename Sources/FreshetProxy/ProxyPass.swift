@@ -26,8 +26,8 @@ extension ProxyForwarder {
     struct Pass: Sendable {
         /// The request head for the origin.
         var head: HTTPRequestHead
-        /// The request as the chain would send it (for the cache's rules and the metrics).
-        var outbound: HTTPRequest
+        /// The client's request.
+        var request: HTTPRequest
         /// What the client is sent beyond the answer.
         var delivery: ProxyDelivery
         /// The client's request target, the mark's key.
@@ -37,19 +37,36 @@ extension ProxyForwarder {
         /// The `Cache-Control` of the answer that marked the target, when it forbade storing by
         /// itself: an answer with the same one is not looked at again.
         var markedControl: String?
+
+        /// The request as the chain sends it (for the cache's rules), made when needed.
+        var outbound: HTTPRequest? { ProxyForwarder.outbound(request) }
     }
 
     /// `request` forwarded on the event loop, when its target is marked (see the comment at the
     /// top of this file), the origin is reached without a forward proxy and the gate lets it
-    /// through; `nil` sends it the chain's way. For a `GET` or `HEAD` without a body.
+    /// through; `nil` sends it the chain's way. For a `GET` or `HEAD` without a body or a
+    /// `Connection` field. Its head for the origin is the chain's (``outbound(_:)``) made in one
+    /// pass over the client's fields, with the client's own `Accept-Encoding`.
     func pass(_ request: HTTPRequest) -> Pass? {
         guard let route = passRoute, let target = request.path, keysOnTarget(request),
-              let mark = passMarks.mark(of: target), Self.asksNothingOfTheCache(request), var outbound = Self.outbound(request),
-              let admission = try? gate.admit(outbound) else { return nil }
+              let mark = passMarks.mark(of: target), Self.asksNothingOfTheCache(request), let path = Self.originForm(target),
+              let admission = try? gate.admit(path: path, authorization: request.headerFields[values: .authorization])
+        else { return nil }
         let fields = request.headerFields
-        outbound.headerFields[.acceptEncoding] = AcceptEncoding.acceptsGzip(fields) ? fields[.acceptEncoding] : "identity"
-        return Pass(head: route.head(for: outbound), outbound: outbound, delivery: delivery(for: request), target: target,
-                    admission: admission, markedControl: mark.control)
+        var headers = HTTPHeaders()
+        headers.reserveCapacity(fields.count + 2)
+        for field in fields {
+            let name = field.name.canonicalName
+            if ProxyHeaders.isHopByHop(name) || field.name == .acceptEncoding || field.name == .expect
+                || field.name == .contentLength || field.name == .transferEncoding { continue }
+            headers.add(name: field.name.rawName, value: field.value)
+        }
+        let gzip = fields.contains(.acceptEncoding) && AcceptEncoding.acceptsGzip(fields)
+        headers.add(name: "Accept-Encoding", value: gzip ? fields[.acceptEncoding] ?? "gzip" : "identity")
+        headers.add(name: "Via", value: ProxyHeaders.via)
+        return Pass(head: route.head(request.method == .head ? .HEAD : .GET, target: path, headers: headers),
+                    request: request, delivery: delivery(for: request), target: target, admission: admission,
+                    markedControl: mark.control)
     }
 
     /// The head the client is sent for the origin's `head`, which came `waited` after the request
@@ -70,8 +87,7 @@ extension ProxyForwarder {
         let base = pass.delivery.base
         for (name, value) in head.headers {
             let lowered = name.lowercased()
-            if HTTPField.Name.hopByHop.contains(lowered) || lowered == "host" || lowered == "x-cache"
-                || lowered.hasPrefix("proxy-") || listed.contains(lowered) { continue }
+            if ProxyHeaders.isHopByHop(lowered) || lowered == "x-cache" || listed.contains(lowered) { continue }
             if lowered.hasPrefix("x-ratelimit-") { budget = true }
             if lowered == "date" { dated = true }
             if let base, lowered == "link" || lowered == "location" || lowered == "content-location",
@@ -89,19 +105,19 @@ extension ProxyForwarder {
         var fields: HTTPFields?
         if budget {
             let response = HTTPResponse(nioStatus: head.status, headers: head.headers)
-            metrics?.rateLimit(response.headerFields, request: pass.outbound.headerFields)
+            metrics?.rateLimit(response.headerFields, request: pass.request.headerFields)
             gate.record(response, for: pass.admission)
             fields = response.headerFields
         }
         let code = Int(head.status.code)
         if !((200..<300).contains(code) && code != 206) {
             passMarks.clear(pass.target)
-        } else if pass.outbound.method == .get, pass.markedControl == nil
+        } else if pass.request.method == .get, pass.markedControl == nil
                     || head.headers["Cache-Control"].joined(separator: ", ") != pass.markedControl
                     || Self.targetedFields.contains(where: { head.headers.contains(name: $0.rawName) }) {
             let response = HTTPResponse(nioStatus: head.status, headers: head.headers)
-            if !Self.forbidsSharedStorage(response.headerFields), let location = location(of: pass.outbound, target: pass.target),
-               cache.mayStore(response, for: pass.outbound, at: location) {
+            if !Self.forbidsSharedStorage(response.headerFields), let outbound = pass.outbound,
+               let location = location(of: outbound, target: pass.target), cache.mayStore(response, for: outbound, at: location) {
                 passMarks.clear(pass.target)
             }
         }
@@ -112,7 +128,7 @@ extension ProxyForwarder {
     /// out, `502` when the connection broke after the request may have reached the origin.
     func passFailure(_ pass: Pass, timedOut: Bool, reason: String) -> ProxyResponse {
         let failure = TransportFailure(timedOut ? .timedOut : .connectionLost, reason: reason)
-        return Self.failure(failure, url: pass.outbound.url(relativeTo: origin) ?? origin)
+        return Self.failure(failure, url: pass.outbound?.url(relativeTo: origin) ?? origin)
     }
 
     /// Marks `request`'s target when the cache could not keep `response` (see ``pass(_:)``).

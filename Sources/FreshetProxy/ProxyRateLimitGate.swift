@@ -42,12 +42,12 @@ final class ProxyRateLimitGate: ClientMiddleware {
         var credential: Int
     }
 
-    /// Lets `request` through, or throws ``Refusal`` when the budget it would spend is spent.
-    func admit(_ request: HTTPRequest) throws -> Admission {
-        let path = request.path ?? "/"
+    /// Lets a request for `path` with the `Authorization` lines `authorization` through, or throws
+    /// ``Refusal`` when the budget it would spend is spent.
+    func admit(path: String, authorization: [String]) throws -> Admission {
         let resource = tracker.resource(forPath: path)
         var hasher = Hasher()
-        hasher.combine(request.headerFields[values: .authorization])
+        hasher.combine(authorization)
         let credential = hasher.finalize()
         if let budget = tracker.budget(for: resource, credential: credential), let wait = budget.waitIfSpent(at: now()) {
             throw Refusal(budget: budget, retryAfter: Int(wait.rounded(.up)))
@@ -64,7 +64,7 @@ final class ProxyRateLimitGate: ClientMiddleware {
         _ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String,
         next: @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?)
     ) async throws -> (HTTPResponse, HTTPBody?) {
-        let admission = try admit(request)
+        let admission = try admit(path: request.path ?? "/", authorization: request.headerFields[values: .authorization])
         let (response, responseBody) = try await next(request, body, baseURL)
         record(response, for: admission)
         return (response, responseBody)

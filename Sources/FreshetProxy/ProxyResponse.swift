@@ -50,10 +50,16 @@ enum ProxyHeaders {
         kept.reserveCapacity(fields.count)
         for field in fields {
             let name = field.name.canonicalName
-            if HTTPField.Name.hopByHop.contains(name) || name == "host" || name.hasPrefix("proxy-") || listed.contains(name) { continue }
+            if isHopByHop(name) || listed.contains(name) { continue }
             kept.append(field)
         }
         return kept
+    }
+
+    /// Whether a field (by its lowercase name) never goes on: a hop-by-hop field, a `Proxy-*`
+    /// field, or `Host`.
+    static func isHopByHop(_ name: String) -> Bool {
+        HTTPField.Name.hopByHop.contains(name) || name == "host" || name.hasPrefix("proxy-")
     }
 }
 

@@ -25,6 +25,30 @@ struct ProxyTLSTests {
         }
     }
 
+    @Test("An https origin's no-store answers are then forwarded on the event loop, over the same trust and pins")
+    func passThroughTLS() async throws {
+        let certificates = try await TestCertificates.make()
+        let caFile = try certificates.writeRoot()
+        defer { try? FileManager.default.removeItem(atPath: caFile) }
+        try await withFreshetCLI { cli in
+            try await withTLSOrigin(certificates, fields: [("Cache-Control", "no-store")]) { origin in
+                let extra = ["--ca-file", caFile, "--pin", certificates.serverPin]
+                try await withProxy(cli, extra, origin: origin.url.absoluteString) { _, base in
+                    var seen: [String?] = []
+                    for _ in 0..<3 {
+                        let response = try await curl([base + "/unkept", "-H", "Accept-Encoding: br, gzip"])
+                        #expect(response.status == 200)
+                        #expect(response.body == "secure")
+                        #expect(response.header("X-Cache") == "MISS")
+                        seen.append(response.header("X-Accept-Encoding"))
+                    }
+                    #expect(seen == ["gzip", "br, gzip", "br, gzip"], "the chain first, then the event loop with the client's own")
+                    #expect(origin.requests == 3)
+                }
+            }
+        }
+    }
+
     @Test("With a wrong --pin, the proxy answers 502 naming the pins and sends the origin nothing")
     func wrongPin() async throws {
         let certificates = try await TestCertificates.make()

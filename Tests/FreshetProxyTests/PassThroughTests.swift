@@ -108,6 +108,32 @@ struct PassThroughTests {
         }
     }
 
+    @Test("An origin that resets mid-body cuts the client's answer off, logged as aborted; the next request is answered whole")
+    func resetMidBody() async throws {
+        try await withSimulator { sim in
+            let body = String(repeating: "x", count: 4000)
+            await sim.simulator.setScript(path: "/scripted/cut", Script(headers: Self.unkept, body: body))
+            try await withSQLiteStore { store, _ in
+                try await withInProcessProxy(origin: sim.baseURL, store: store) { proxy in
+                    #expect(try await proxy.send("/scripted/cut").body == body)
+                    await sim.simulator.injectFaultMode(FaultMode(route: "/scripted/cut", mode: .resetMidBody, bytes: 100))
+                    let client = try RawClient(port: try #require(proxy.base.port))
+                    defer { client.close() }
+                    client.send("GET /scripted/cut HTTP/1.1\r\nHost: a\r\nAccept-Encoding: br, gzip\r\n\r\n")
+                    // Read until the proxy closes the connection (bounded by RawClient's 10 s).
+                    let text = await client.read()
+                    #expect(text.hasPrefix("HTTP/1.1 200"))
+                    #expect(text.contains("Content-Length: 4000"))
+                    #expect(!text.hasSuffix(body), "the answer is cut off, not completed")
+                    #expect(await Self.encodings(sim, "/scripted/cut").last == "br, gzip", "forwarded on the event loop")
+                    #expect(await eventually { proxy.entries.all.count == 2 })
+                    #expect(proxy.entries.all.last?.aborted == true)
+                    #expect(try await proxy.send("/scripted/cut").body == body)
+                }
+            }
+        }
+    }
+
     @Test("An origin that does not answer in time gets the client a 504; graceful shutdown waits for a forwarded answer")
     func timeoutAndShutdown() async throws {
         try await withSimulator { sim in

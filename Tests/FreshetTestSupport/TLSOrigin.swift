@@ -120,7 +120,8 @@ public struct TestCertificates: Sendable {
 
 /// An HTTPS origin on 127.0.0.1 and an ephemeral port (NIO and NIOSSL) presenting the server
 /// certificate of a ``TestCertificates``. Every request gets `200` with the body given (`secure`
-/// by default) and `X-Request-Target` set to the request's target; ``requests`` counts the
+/// by default), `X-Request-Target` set to the request's target, `X-Accept-Encoding` to the
+/// request's `Accept-Encoding` (`-` without one), and the fields given; ``requests`` counts the
 /// requests answered.
 public final class TLSOrigin: Sendable {
     /// `https://127.0.0.1:PORT`.
@@ -130,7 +131,8 @@ public final class TLSOrigin: Sendable {
 
     /// Starts the origin. `alsoSent`: PEM certificates sent after the server's own in the
     /// handshake (as intermediates would be), whether or not they belong to its chain.
-    public init(certificates: TestCertificates, alsoSent: [String] = [], body: String = "secure") async throws {
+    public init(certificates: TestCertificates, alsoSent: [String] = [], body: String = "secure",
+                fields: [(String, String)] = []) async throws {
         let extra = try alsoSent.map { NIOSSLCertificateSource.certificate(try NIOSSLCertificate(bytes: Array($0.utf8), format: .pem)) }
         var configuration = TLSConfiguration.makeServerConfiguration(
             certificateChain: [.certificate(try NIOSSLCertificate(bytes: Array(certificates.serverCertificatePEM.utf8), format: .pem))]
@@ -146,7 +148,7 @@ public final class TLSOrigin: Sendable {
                     let sync = channel.pipeline.syncOperations
                     try sync.addHandler(NIOSSLServerHandler(context: context))
                     try sync.configureHTTPServerPipeline()
-                    try sync.addHandler(Answer(answered: answered, body: body))
+                    try sync.addHandler(Answer(answered: answered, body: body, fields: fields))
                 }
             }
             .bind(host: "127.0.0.1", port: 0).get()
@@ -171,24 +173,30 @@ public final class TLSOrigin: Sendable {
         typealias OutboundOut = HTTPServerResponsePart
         private let answered: Answered
         private let body: String
+        private let fields: [(String, String)]
         private var target = ""
+        private var acceptEncoding = "-"
 
-        init(answered: Answered, body: String) {
+        init(answered: Answered, body: String, fields: [(String, String)]) {
             self.answered = answered
             self.body = body
+            self.fields = fields
         }
 
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
             switch unwrapInboundIn(data) {
             case .head(let head):
                 target = head.uri
+                acceptEncoding = head.headers["Accept-Encoding"].first ?? "-"
             case .body:
                 break
             case .end:
                 // Counted before the answer leaves: a client that has read it finds it counted.
                 answered.count.add(1, ordering: .relaxed)
                 let body = ByteBuffer(string: self.body)
-                let headers: HTTPHeaders = ["Content-Length": String(body.readableBytes), "X-Request-Target": target]
+                var headers: HTTPHeaders = ["Content-Length": String(body.readableBytes), "X-Request-Target": target,
+                                            "X-Accept-Encoding": acceptEncoding]
+                headers.add(contentsOf: fields)
                 context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .ok, headers: headers))),
                               promise: nil)
                 context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
@@ -202,9 +210,9 @@ public final class TLSOrigin: Sendable {
 /// `body` returns or throws.
 public func withTLSOrigin<T: Sendable>(
     _ certificates: TestCertificates, alsoSent: [String] = [], answering answer: String = "secure",
-    _ body: (TLSOrigin) async throws -> T
+    fields: [(String, String)] = [], _ body: (TLSOrigin) async throws -> T
 ) async throws -> T {
-    let origin = try await TLSOrigin(certificates: certificates, alsoSent: alsoSent, body: answer)
+    let origin = try await TLSOrigin(certificates: certificates, alsoSent: alsoSent, body: answer, fields: fields)
     do {
         let result = try await body(origin)
         await origin.stop()

@@ -21,12 +21,14 @@ extension HTTP1ConnectionPool {
         /// The origin's path prefix, without a trailing slash (empty for none).
         let prefix: String
 
-        /// `request`'s head for the origin: its target (in origin form) after the origin's path
-        /// prefix, header lines as given, `Host` first when missing, no body framing (the request
-        /// has no body; `Content-Length` and `Transfer-Encoding` lines are dropped).
-        public func head(for request: HTTPRequest) -> HTTPRequestHead {
-            let target = prefix + (request.path ?? "/")
-            return HTTP1Transport.requestHead(request, target: target, key: key, bodyLength: nil)
+        /// A request head for `target` (in origin form) after the origin's path prefix: `Host`
+        /// first, then `headers` as given (no body: they must not frame one).
+        public func head(_ method: HTTPMethod, target: String, headers: HTTPHeaders) -> HTTPRequestHead {
+            var lines = HTTPHeaders()
+            lines.reserveCapacity(headers.count + 1)
+            lines.add(name: "Host", value: HTTP1Transport.hostField(for: key))
+            lines.add(contentsOf: headers)
+            return HTTPRequestHead(version: .http1_1, method: method, uri: prefix + target, headers: lines)
         }
 
         /// Connects a channel to the origin on `loop`; `configure` runs on the loop once the codec

@@ -169,9 +169,7 @@ public struct HTTP1Transport: ClientTransport {
         var headers = HTTPHeaders()
         headers.reserveCapacity(request.headerFields.count + 2)
         if request.headerFields[.init("Host")!] == nil {
-            let host = key.host.contains(":") ? "[\(key.host)]" : key.host
-            let defaultPort = key.scheme == "https" ? 443 : 80
-            headers.add(name: "Host", value: key.port == defaultPort ? host : "\(host):\(key.port)")
+            headers.add(name: "Host", value: hostField(for: key))
         }
         headers.addExceptFraming(request.headerFields)
         switch bodyLength {
@@ -189,6 +187,14 @@ public struct HTTP1Transport: ClientTransport {
         }
         return HTTPRequestHead(version: .http1_1, method: HTTPClientTransport.method(request.method), uri: target,
                                headers: headers)
+    }
+
+    /// The `Host` field for `key`'s origin: its host (an IPv6 one in brackets), and its port
+    /// unless it is the scheme's default.
+    static func hostField(for key: HTTP1ConnectionPool.Key) -> String {
+        let host = key.host.contains(":") ? "[\(key.host)]" : key.host
+        let defaultPort = key.scheme == "https" ? 443 : 80
+        return key.port == defaultPort ? host : "\(host):\(key.port)"
     }
 
     /// Any error as a `TransportFailure` (through the transports' one classifier; an error it does
