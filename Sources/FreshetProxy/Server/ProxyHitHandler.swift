@@ -27,6 +27,11 @@ import NIOHTTPTypesHTTP1
 /// A stored response answered whole is written with its head ready (``PreparedAnswers``): head
 /// and body go straight to NIO's HTTP/1 encoder, below the HTTPTypes conversion, and only the
 /// end passes the connection-state handler.
+///
+/// A request the cache is known not to keep (``ProxyForwarder/pass(_:)``, hit-for-miss) is
+/// forwarded from here too, over an origin connection of this event loop (``OriginConnections``,
+/// ``OriginRelay``): its answer is written the same way as it arrives, parts read meanwhile are
+/// held until it ends, and no byte is read from the origin while the client cannot take more.
 final class ProxyHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
