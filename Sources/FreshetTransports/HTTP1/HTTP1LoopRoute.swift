@@ -11,10 +11,11 @@ extension HTTP1ConnectionPool {
     /// A route makes channels the way the pool makes its own — TCP with the pool's connect
     /// timeout, TLS for `https` (the pool's trust roots, ALPN `http/1.1`, its pins checked), NIO's
     /// HTTP/1 client codec and its idle guard — and request heads the way ``HTTP1Transport``
-    /// writes them. Their heads are not validated again on the way out: they are made of a request
-    /// NIO's server decoder and HTTP types have already checked, which the caller forwards. The channels are the caller's: it adds its handler, writes
-    /// `HTTPClientRequestPart`s, reads `HTTPClientResponsePart`s, keeps them alive or closes them.
-    /// They count against no limit of the pool.
+    /// writes them, except that heads are not validated again on the way out (the caller forwards
+    /// a request NIO's server decoder and HTTP types have already checked). The channels are the
+    /// caller's: it adds its handler, writes `HTTPClientRequestPart`s, reads
+    /// `HTTPClientResponsePart`s, keeps them alive or closes them. They count against no limit of
+    /// the pool.
     public struct LoopRoute: Sendable {
         let pool: HTTP1ConnectionPool
         let key: Key
