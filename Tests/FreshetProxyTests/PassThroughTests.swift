@@ -108,6 +108,38 @@ struct PassThroughTests {
         }
     }
 
+    @Test("A kept-alive origin connection the origin closed as the request went out is tried once more, on a new one")
+    func keepAliveRace() async throws {
+        let origin = try await KeepAliveOrigin()
+        do {
+            try await withSQLiteStore { store, _ in
+                try await withInProcessProxy(origin: origin.url, store: store) { proxy in
+                    #expect(try await proxy.send("/race").fields[HTTPField.Name("X-Accept-Encoding")!] == "gzip", "the chain's")
+                    // One client connection, so that its requests share an event loop and its origin connections.
+                    let client = try RawClient(port: try #require(proxy.base.port))
+                    defer { client.close() }
+                    func get() async -> String {
+                        let before = client.text.count
+                        client.send("GET /race HTTP/1.1\r\nHost: a\r\nAccept-Encoding: br, gzip\r\n\r\n")
+                        return String(await client.read { $0.count > before && $0.hasSuffix("kept alive") }.dropFirst(before))
+                    }
+                    let second = await get()
+                    #expect(second.contains("X-Accept-Encoding: br, gzip"), "forwarded on the event loop")
+                    #expect(second.contains("X-Connection: 2"))
+                    origin.dropSecondRequest = true
+                    let third = await get()
+                    #expect(third.hasPrefix("HTTP/1.1 200"))
+                    #expect(third.contains("X-Connection: 3"), "answered on a new connection")
+                    #expect(origin.requests == 4, "the chain's, the first forwarded, the dropped one and its second try")
+                }
+            }
+        } catch {
+            await origin.stop()
+            throw error
+        }
+        await origin.stop()
+    }
+
     @Test("An origin that resets mid-body cuts the client's answer off, logged as aborted; the next request is answered whole")
     func resetMidBody() async throws {
         try await withSimulator { sim in
