@@ -22,7 +22,7 @@ import NIOHTTPTypesHTTP1
 /// tier answers (``ProxyForwarder/answerFromMemory(_:)``) is answered here — head, body and end
 /// in one flush — and its end is swallowed; everything else goes on to Hummingbird. Only when no
 /// answer is pending downstream: a pipelined hit never overtakes an earlier request's answer.
-/// Requests with a body, `Expect` or a `Connection` field always go on.
+/// Requests with a body, `Expect` or a `Connection` field other than `keep-alive` always go on.
 ///
 /// A stored response answered whole is written with its head ready (``PreparedAnswers``): head
 /// and body go straight to NIO's HTTP/1 encoder, below the HTTPTypes conversion, and only the
@@ -437,9 +437,11 @@ final class ProxyHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
     static func mayAnswerHere(_ request: HTTPRequest) -> Bool {
         guard request.method == .get || request.method == .head else { return false }
         let fields = request.headerFields
-        if fields.contains(.connection) || fields.contains(.expect) || fields.contains(.transferEncoding) { return false }
+        if fields.contains(.expect) || fields.contains(.transferEncoding) { return false }
         if let length = fields[.contentLength], length != "0" { return false }
-        return true
+        // `Connection: keep-alive` (HTTP/1.1's default, which many clients send) asks nothing of
+        // this handler; any other token (`close`, `upgrade`, a field to drop) is Hummingbird's.
+        return fields[values: .connection].allSatisfy { $0.trimmingOWS().lowercased() == "keep-alive" }
     }
 }
 
