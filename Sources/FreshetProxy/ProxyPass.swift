@@ -44,9 +44,10 @@ extension ProxyForwarder {
 
     /// `request` forwarded on the event loop, when its target is marked (see the comment at the
     /// top of this file), the origin is reached without a forward proxy and the gate lets it
-    /// through; `nil` sends it the chain's way. For a `GET` or `HEAD` without a body or a
-    /// `Connection` field. Its head for the origin is the chain's (``outbound(_:)``) made in one
-    /// pass over the client's fields, with the client's own `Accept-Encoding`.
+    /// through; `nil` sends it the chain's way. For a `GET` or `HEAD` without a body, and with no
+    /// `Connection` field but `keep-alive`. Its head for the origin is the chain's
+    /// (``outbound(_:)``) made in one pass over the client's fields, with the client's own
+    /// `Accept-Encoding`.
     func pass(_ request: HTTPRequest) -> Pass? {
         guard let route = passRoute, let target = request.path, keysOnTarget(request),
               let mark = passMarks.mark(of: target), Self.asksNothingOfTheCache(request), let path = Self.originForm(target),
