@@ -110,8 +110,7 @@ extension ProxyForwarder {
             gate.record(response, for: pass.admission)
             fields = response.headerFields
         }
-        let code = Int(head.status.code)
-        if !((200..<300).contains(code) && code != 206) {
+        if !Self.marks(status: Int(head.status.code)) {
             passMarks.clear(pass.target)
         } else if pass.request.method == .get, pass.markedControl == nil
                     || head.headers["Cache-Control"].joined(separator: ", ") != pass.markedControl
@@ -134,8 +133,8 @@ extension ProxyForwarder {
 
     /// Marks `request`'s target when the cache could not keep `response` (see ``pass(_:)``).
     func markIfUnkept(_ response: HTTPResponse, request: HTTPRequest, outbound: HTTPRequest) {
-        guard passRoute != nil, request.method == .get, Self.marks(response), Self.asksNothingOfTheCache(request),
-              let target = request.path, keysOnTarget(request),
+        guard passRoute != nil, request.method == .get, Self.marks(status: response.status.code),
+              Self.asksNothingOfTheCache(request), let target = request.path, keysOnTarget(request),
               let location = cache.location(of: outbound, baseURL: origin),
               !cache.mayStore(response, for: outbound, at: location) else { return }
         passMarks.mark(target, control: Self.forbidsSharedStorage(response.headerFields) ? response.headerFields[.cacheControl] : nil)
@@ -146,11 +145,11 @@ extension ProxyForwarder {
 extension ProxyForwarder {
     private static let pragma = HTTPField.Name("Pragma")!
 
-    /// Whether an unkept `response` says its target's answers are not kept: a success (not a
-    /// partial one). An error says nothing of the next answer (and a stored one may be served
-    /// stale instead, through the chain), nor does the cache's own `504` to `only-if-cached`.
-    static func marks(_ response: HTTPResponse) -> Bool {
-        (200..<300).contains(response.status.code) && response.status.code != 206
+    /// Whether an unkept answer with `status` says its target's answers are not kept: a success
+    /// (not a partial one). An error says nothing of the next answer (and a stored one may be
+    /// served stale instead, through the chain), nor does the cache's own `504` to `only-if-cached`.
+    static func marks(status: Int) -> Bool {
+        (200..<300).contains(status) && status != 206
     }
 
     /// Whether a shared cache may not store an answer with `fields`, by its own `Cache-Control`
