@@ -55,7 +55,8 @@ struct PassThroughTests {
                     }
                     #expect(head.status == 200 && head.body.isEmpty && head.cache == "MISS")
                     // Logged as the answer's end is written: bounded wait for the last.
-                    #expect(await eventually { proxy.entries.all.count == 6 })
+                    let allLogged = await eventually { proxy.entries.all.count == 6 }
+                    #expect(allLogged)
                     let logged = proxy.entries.all.map { "\($0.method) \($0.status) \($0.outcome?.rawValue ?? "-")" }
                     #expect(logged == Array(repeating: "GET 200 miss", count: 4) + ["HEAD 200 miss", "GET 200 miss"])
                     let metrics = try await proxy.metrics()
@@ -165,7 +166,8 @@ struct PassThroughTests {
                     #expect(text.contains("Content-Length: 4000"))
                     #expect(!text.hasSuffix(body), "the answer is cut off, not completed")
                     #expect(await Self.encodings(sim, "/scripted/cut").last == "br, gzip", "forwarded on the event loop")
-                    #expect(await eventually { proxy.entries.all.count == 2 })
+                    let bothLogged = await eventually { proxy.entries.all.count == 2 }
+                    #expect(bothLogged)
                     #expect(proxy.entries.all.last?.aborted == true)
                     #expect(try await proxy.send("/scripted/cut").body == body)
                 }
@@ -187,7 +189,8 @@ struct PassThroughTests {
                     #expect(late.status == 504)
                     #expect(late.body.contains("did not answer in time"))
                     #expect(await Self.encodings(sim, "/scripted/slow-unkept").last == "br, gzip", "forwarded on the event loop")
-                    #expect(await eventually { proxy.entries.all.count == 2 })
+                    let bothLogged = await eventually { proxy.entries.all.count == 2 }
+                    #expect(bothLogged)
                     #expect(proxy.entries.all.last.map { "\($0.status) \($0.outcome == nil)" } == "504 true")
                     await sim.simulator.release(route: "/scripted/slow-unkept")
                 }
