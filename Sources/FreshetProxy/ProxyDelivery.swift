@@ -81,16 +81,25 @@ struct ProxyDelivery: Sendable {
     /// `fields` with the origin's URLs in `Link`, `Location` and `Content-Location` turned into
     /// the proxy's.
     func rewriteLinks(_ fields: inout HTTPFields) {
-        guard let base, mentionsOrigin(fields) else { return }
+        guard mentionsOrigin(fields) else { return }
         for name in Self.linkFields {
             let values = fields[values: name]
             guard !values.isEmpty else { continue }
-            fields[values: name] = values.map { Self.rewritten($0, from: originPrefix, to: base) }
+            fields[values: name] = values.map { rewrittenLink($0) ?? $0 }
         }
+    }
+
+    /// The value of a `Link`, `Location` or `Content-Location` line as this client gets it, or
+    /// `nil` when it names no URL of the origin (or where clients reach the proxy is not known).
+    func rewrittenLink(_ value: String) -> String? {
+        guard let base, value.contains(originPrefix) else { return nil }
+        return Self.rewritten(value, from: originPrefix, to: base)
     }
 
     /// The fields whose URLs are rewritten.
     private static let linkFields: [HTTPField.Name] = [.link, .location, .contentLocation]
+    /// Their names, lowercase.
+    static let linkFieldNames = Set(linkFields.map(\.canonicalName))
 
     private func mentionsOrigin(_ fields: HTTPFields) -> Bool {
         guard publicBase != nil || authority?.isEmpty == false else { return false }

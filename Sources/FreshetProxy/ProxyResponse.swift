@@ -39,13 +39,7 @@ enum ProxyHeaders {
     /// `fields` without hop-by-hop fields, `Proxy-*` fields, the fields `Connection` lists, and `Host`
     /// (the proxy addresses the origin itself).
     static func forwardable(_ fields: HTTPFields) -> HTTPFields {
-        var listed: Set<String> = []
-        for value in fields[values: .connection] {
-            for name in value.split(separator: ",") {
-                let trimmed = name.trimmingOWS().lowercased()
-                if !trimmed.isEmpty { listed.insert(trimmed) }
-            }
-        }
+        let listed = listed(in: fields[values: .connection])
         var kept = HTTPFields()
         kept.reserveCapacity(fields.count)
         for field in fields {
@@ -54,6 +48,18 @@ enum ProxyHeaders {
             kept.append(field)
         }
         return kept
+    }
+
+    /// The field names (lowercase) that `Connection` lines with `values` list: they go no further.
+    static func listed(in values: [String]) -> Set<String> {
+        var listed: Set<String> = []
+        for value in values {
+            for name in value.split(separator: ",") {
+                let trimmed = name.trimmingOWS().lowercased()
+                if !trimmed.isEmpty { listed.insert(trimmed) }
+            }
+        }
+        return listed
     }
 
     /// Whether a field (by its lowercase name) never goes on: a hop-by-hop field, a `Proxy-*`
