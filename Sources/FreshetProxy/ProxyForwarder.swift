@@ -86,9 +86,7 @@ public struct ProxyForwarder: Sendable {
     let gate: ProxyRateLimitGate
     /// The way to the origin for forwarding on the event loop (``pass(_:)``): the transport's,
     /// when it is an ``HTTP1Transport`` reaching the origin without a forward proxy.
-    let passRoute: HTTP1ConnectionPool.LoopRoute?
-    /// The transport's head and read timeouts, which the event loop's forwarding keeps too.
-    let passTimeouts: (head: Duration, read: Duration)
+    let passRoute: PassRoute?
     /// The targets whose last answer the cache could not keep (see ``pass(_:)``).
     let passMarks = PassMarks()
 
@@ -124,9 +122,11 @@ public struct ProxyForwarder: Sendable {
         self.metrics = metrics
         originPrefix = ProxyDelivery.prefix(origin)
         publicBase = options.publicURL.map(ProxyDelivery.prefix)
-        let http1 = transport as? HTTP1Transport
-        passRoute = http1?.pool.loopRoute(to: origin)
-        passTimeouts = (http1?.headTimeout ?? .seconds(30), http1?.readTimeout ?? .seconds(30))
+        passRoute = (transport as? HTTP1Transport).flatMap { http1 in
+            http1.pool.loopRoute(to: origin).map {
+                PassRoute(route: $0, headTimeout: http1.headTimeout, readTimeout: http1.readTimeout)
+            }
+        }
         let transport: any ClientTransport = metrics.map { MeasuredTransport(transport: transport, metrics: $0) } ?? transport
         let gate = ProxyRateLimitGate()
         self.gate = gate

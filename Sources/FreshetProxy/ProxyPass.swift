@@ -22,8 +22,18 @@ import Synchronization
 // way instead, which retries, serves stale where allowed, and says why it failed.
 
 extension ProxyForwarder {
+    /// The way to the origin for forwarding on the event loop, and the transport's timeouts,
+    /// which it keeps too.
+    struct PassRoute: Sendable {
+        var route: HTTP1ConnectionPool.LoopRoute
+        var headTimeout: Duration
+        var readTimeout: Duration
+    }
+
     /// One request forwarded on the event loop: its head for the origin and what its answer needs.
     struct Pass: Sendable {
+        /// Where it goes.
+        var route: PassRoute
         /// The request head for the origin.
         var head: HTTPRequestHead
         /// The client's request.
@@ -54,20 +64,19 @@ extension ProxyForwarder {
               let admission = try? gate.admit(path: path, authorization: request.headerFields[values: .authorization])
         else { return nil }
         let fields = request.headerFields
-        var headers = HTTPHeaders()
-        headers.reserveCapacity(fields.count + 2)
-        for field in fields {
-            let name = field.name.canonicalName
-            if ProxyHeaders.isHopByHop(name) || field.name == .acceptEncoding || field.name == .expect
-                || field.name == .contentLength || field.name == .transferEncoding { continue }
-            headers.add(name: field.name.rawName, value: field.value)
+        let head = route.route.head(request.method == .head ? .HEAD : .GET, target: path, lines: fields.count + 2) { headers in
+            for field in fields {
+                let name = field.name.canonicalName
+                if ProxyHeaders.isHopByHop(name) || field.name == .acceptEncoding || field.name == .expect
+                    || field.name == .contentLength || field.name == .transferEncoding { continue }
+                headers.add(name: field.name.rawName, value: field.value)
+            }
+            let gzip = fields.contains(.acceptEncoding) && AcceptEncoding.acceptsGzip(fields)
+            headers.add(name: "Accept-Encoding", value: gzip ? fields[.acceptEncoding] ?? "gzip" : "identity")
+            headers.add(name: "Via", value: ProxyHeaders.via)
         }
-        let gzip = fields.contains(.acceptEncoding) && AcceptEncoding.acceptsGzip(fields)
-        headers.add(name: "Accept-Encoding", value: gzip ? fields[.acceptEncoding] ?? "gzip" : "identity")
-        headers.add(name: "Via", value: ProxyHeaders.via)
-        return Pass(head: route.head(request.method == .head ? .HEAD : .GET, target: path, headers: headers),
-                    request: request, delivery: delivery(for: request), target: target, admission: admission,
-                    markedControl: mark.control)
+        return Pass(route: route, head: head, request: request, delivery: delivery(for: request), target: target,
+                    admission: admission, markedControl: mark.control)
     }
 
     /// The head the client is sent for the origin's `head`, which came `waited` after the request
@@ -79,24 +88,16 @@ extension ProxyForwarder {
         metrics?.origin(waited)
         var shaped = HTTPHeaders()
         shaped.reserveCapacity(head.headers.count + 4)
-        var listed: [String] = []
-        for value in head.headers["Connection"] {
-            for name in value.split(separator: ",") { listed.append(name.trimmingOWS().lowercased()) }
-        }
+        let listed = ProxyHeaders.listed(in: head.headers["Connection"])
         var budget = false
         var dated = false
-        let base = pass.delivery.base
         for (name, value) in head.headers {
             let lowered = name.lowercased()
             if ProxyHeaders.isHopByHop(lowered) || lowered == "x-cache" || listed.contains(lowered) { continue }
             if lowered.hasPrefix("x-ratelimit-") { budget = true }
             if lowered == "date" { dated = true }
-            if let base, lowered == "link" || lowered == "location" || lowered == "content-location",
-               value.contains(pass.delivery.originPrefix) {
-                shaped.add(name: name, value: ProxyDelivery.rewritten(value, from: pass.delivery.originPrefix, to: base))
-            } else {
-                shaped.add(name: name, value: value)
-            }
+            let rewritten = ProxyDelivery.linkFieldNames.contains(lowered) ? pass.delivery.rewrittenLink(value) : nil
+            shaped.add(name: name, value: rewritten ?? value)
         }
         if !dated { shaped.add(name: "Date", value: HTTPDate.format(Date())) }
         shaped.add(name: "X-Cache", value: "MISS")
@@ -116,8 +117,8 @@ extension ProxyForwarder {
                     || head.headers["Cache-Control"].joined(separator: ", ") != pass.markedControl
                     || Self.targetedFields.contains(where: { head.headers.contains(name: $0.rawName) }) {
             let response = HTTPResponse(nioStatus: head.status, headers: head.headers)
-            if !Self.forbidsSharedStorage(response.headerFields), let outbound = pass.outbound,
-               let location = location(of: outbound, target: pass.target), cache.mayStore(response, for: outbound, at: location) {
+            if let outbound = pass.outbound, let location = location(of: outbound, target: pass.target),
+               cache.mayStore(response, for: outbound, at: location) {
                 passMarks.clear(pass.target)
             }
         }

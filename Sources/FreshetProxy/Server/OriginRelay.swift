@@ -96,11 +96,11 @@ final class OriginRelay: ChannelDuplexHandler, RemovableChannelHandler {
         context.fireChannelReadComplete()
     }
 
+    /// `HTTP1IdleGuard`, before this handler, closes the connection after any error.
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         let client = self.client
         self.client = nil
         client?.originFailed(error)
-        context.close(promise: nil)
     }
 
     func channelInactive(context: ChannelHandlerContext) {

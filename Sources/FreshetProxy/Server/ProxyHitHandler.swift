@@ -93,7 +93,8 @@ final class ProxyHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
             }
             let knownMiss = nextIsKnownMiss
             nextIsKnownMiss = false
-            if pending == 0, !failed, !knownMiss, let codec, Self.mayAnswerHere(request) {
+            let answerable = pending == 0 && !failed && codec != nil && Self.mayAnswerHere(request)
+            if answerable, !knownMiss, let codec {
                 let start = ContinuousClock.now
                 if let answer = answering.forwarder.answerFromMemory(request) {
                     swallowing = true
@@ -120,7 +121,7 @@ final class ProxyHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 }
             }
             // Not a hit, and known not to be kept: forwarded here.
-            if pending == 0, !failed, Self.mayAnswerHere(request), let pass = answering.forwarder.pass(request) {
+            if answerable, let pass = answering.forwarder.pass(request) {
                 startPass(request, pass, context: context)
                 return
             }
@@ -212,7 +213,7 @@ final class ProxyHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
         swallowing = true
         answering.forwarder.metrics?.forwarding(1)
         current.timer = context.eventLoop.assumeIsolated().scheduleTask(
-            in: TimeAmount(answering.forwarder.passTimeouts.head)) { [self] in
+            in: TimeAmount(pass.route.headTimeout)) { [self] in
             guard passing === current, current.answered == nil else { return }
             answerFailure(timedOut: true, reason: "no answer in time")
         }
@@ -221,12 +222,12 @@ final class ProxyHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// Writes the request on an idle origin connection of this loop (unless `fresh`), or a new one.
     private func sendPass(fresh: Bool) {
-        guard let context, let route = answering.forwarder.passRoute, let current = passing else { return }
+        guard let context, let current = passing else { return }
         if !fresh, let idle = answering.origins.take(on: context.eventLoop) {
             attach(idle, reused: true)
             return
         }
-        route.connect(on: context.eventLoop) { channel in
+        current.pass.route.route.connect(on: context.eventLoop) { channel in
             try channel.pipeline.syncOperations.addHandler(OriginRelay())
         }.assumeIsolated().whenComplete { [self] result in
             switch result {
@@ -279,21 +280,13 @@ final class ProxyHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
             let (answer, fields) = answering.forwarder.passed(current.pass, head: head, waited: .now - current.sent)
             current.answered = Int(answer.status.code)
             current.answeredFields = fields
-            current.timer = scheduleReadCheck(current, after: TimeAmount(answering.forwarder.passTimeouts.read))
+            current.timer = scheduleReadCheck(current, after: TimeAmount(current.pass.route.readTimeout))
             // Head and body go straight to NIO's encoder, as a hit's; the end passes the
             // connection-state handler.
-            if let codec {
-                codec.write(NIOAny(HTTPServerResponsePart.head(answer)), promise: nil)
-            } else {
-                context.write(wrapOutboundOut(.head(HTTPResponse(nioStatus: answer.status, headers: answer.headers))), promise: nil)
-            }
+            codec?.write(NIOAny(HTTPServerResponsePart.head(answer)), promise: nil)
         case .body(let buffer):
             guard current.request.method != .head else { return }
-            if let codec {
-                codec.write(NIOAny(HTTPServerResponsePart.body(.byteBuffer(buffer))), promise: nil)
-            } else {
-                context.write(wrapOutboundOut(.body(buffer)), promise: nil)
-            }
+            codec?.write(NIOAny(HTTPServerResponsePart.body(.byteBuffer(buffer))), promise: nil)
         case .end:
             passing = nil
             current.release(keep: current.keepAlive, to: answering.origins)

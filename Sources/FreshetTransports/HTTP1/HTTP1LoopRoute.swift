@@ -23,13 +23,15 @@ extension HTTP1ConnectionPool {
         let prefix: String
 
         /// A request head for `target` (in origin form) after the origin's path prefix: `Host`
-        /// first, then `headers` as given (no body: they must not frame one).
-        public func head(_ method: HTTPMethod, target: String, headers: HTTPHeaders) -> HTTPRequestHead {
-            var lines = HTTPHeaders()
-            lines.reserveCapacity(headers.count + 1)
-            lines.add(name: "Host", value: HTTP1Transport.hostField(for: key))
-            lines.add(contentsOf: headers)
-            return HTTPRequestHead(version: .http1_1, method: method, uri: prefix + target, headers: lines)
+        /// first, then the lines `add` writes (at most `lines` of them, no body: they must not
+        /// frame one).
+        public func head(_ method: HTTPMethod, target: String, lines: Int,
+                         add: (inout HTTPHeaders) -> Void) -> HTTPRequestHead {
+            var headers = HTTPHeaders()
+            headers.reserveCapacity(lines + 1)
+            headers.add(name: "Host", value: HTTP1Transport.hostField(for: key))
+            add(&headers)
+            return HTTPRequestHead(version: .http1_1, method: method, uri: prefix + target, headers: headers)
         }
 
         /// Connects a channel to the origin on `loop`; `configure` runs on the loop once the codec
