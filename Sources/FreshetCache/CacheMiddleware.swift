@@ -111,11 +111,11 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource, WholeResp
     /// cache is innermost, pass the same transport the client uses; without one, a response in
     /// its stale-while-revalidate window is revalidated in line instead.
     public var backgroundTransport: (any ClientTransport)?
-    private let now: @Sendable () -> Date
+    let now: @Sendable () -> Date
     /// The store's memory, when it keeps one: cast once here, not on every hit.
-    private let memory: (any MemoryLookup)?
+    let memory: (any MemoryLookup)?
     private let memo = StoredFacts()
-    private let fills = FillLocks()
+    let fills = FillLocks()
 
     /// The RFC 9111 decisions with these options.
     var policy: CachePolicy { CachePolicy(options: options, memo: memo) }
@@ -333,7 +333,7 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource, WholeResp
     }
 
     /// The partition `response` is stored in, the most specific first; `nil` when none may keep it.
-    private func storingPartition(_ response: HTTPResponse, request: HTTPRequest, requestControl: CacheControl,
+    func storingPartition(_ response: HTTPResponse, request: HTTPRequest, requestControl: CacheControl,
                                   url: URL, partitions: [Partition]) -> Partition? {
         partitions.reversed().first { partition in
             let policy = self.policy(partition.mode)
@@ -395,7 +395,7 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource, WholeResp
     /// (itself, or the range asked for), its freshness, and the outcome — `hit`, `stale` where
     /// the request allows it, or `nil` when it must be validated first. `nil` altogether when it
     /// cannot answer this request (stored partial content that holds no asked-for range).
-    private func assess(_ matched: CachedResponse, mode: CacheMode, request: HTTPRequest, requestControl: CacheControl,
+    func assess(_ matched: CachedResponse, mode: CacheMode, request: HTTPRequest, requestControl: CacheControl,
                         url: URL, rangeValue: String?) -> (answer: CachedResponse, freshness: Freshness, outcome: CacheOutcome?)? {
         guard matched.status != 206 || rangeValue != nil,
               let answer = CachePolicy.servable(matched, rangeValue: rangeValue, request: request) else { return nil }
@@ -560,7 +560,6 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource, WholeResp
         try? await store.record(.miss)
         guard let partition = storingPartition(response, request: request, requestControl: requestControl, url: url,
                                                partitions: partitions) else { return (response, body) }
-        let policy = self.policy(partition.mode)
         let (data, rest) = try await Self.prefix(of: body, limit: options.maxEntryBytes)
         guard rest == nil else {
             return (response, Self.concatenate(data, rest))
@@ -576,19 +575,24 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource, WholeResp
             if let fallback { return await fallback(unusable) }
             return (response, HTTPBody(data))
         }
-        let names = CacheKey.varyNames(response.headerFields)
-        let entry = CachedResponse(
-            key: partition.key,
-            variant: CacheKey.variant(varyNames: names, request: request.headerFields,
-                                      normalizingEncoding: options.normalizesAcceptEncoding),
-            url: Redaction.redact(url), status: response.status.code,
-            headers: CachePolicy.storableFields(response.headerFields, control: policy.responseControl(response.headerFields), mode: partition.mode),
-            body: data, requestTime: requestTime, responseTime: now())
+        let entry = entry(response, body: data, request: request, url: url, partition: partition, requestTime: requestTime)
         if let replacing, replacing != partition.key { try? await store.remove(key: replacing) }
         try? await store.save(entry)
         return (response, HTTPBody(data))
     }
 
+    /// `response` to `request`, with `body`, as it is stored in `partition`.
+    func entry(_ response: HTTPResponse, body: Data, request: HTTPRequest, url: URL, partition: Partition,
+               requestTime: Date) -> CachedResponse {
+        let control = policy(partition.mode).responseControl(response.headerFields)
+        return CachedResponse(
+            key: partition.key,
+            variant: CacheKey.variant(varyNames: CacheKey.varyNames(response.headerFields), request: request.headerFields,
+                                      normalizingEncoding: options.normalizesAcceptEncoding),
+            url: Redaction.redact(url), status: response.status.code,
+            headers: CachePolicy.storableFields(response.headerFields, control: control, mode: partition.mode),
+            body: body, requestTime: requestTime, responseTime: now())
+    }
 
     /// Reads `body` up to `limit` bytes. When it is longer, returns what was read and an iterator
     /// for the rest, so the caller still gets every byte, streamed.

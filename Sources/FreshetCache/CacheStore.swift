@@ -123,6 +123,13 @@ public protocol MemoryLookup: CacheStore {
     func variantsInMemory(forKey key: String) -> [CachedResponse]?
     /// Counts one answer of the cache, like ``CacheStore/record(_:)``.
     func count(_ outcome: CacheOutcome)
+    /// Stores `response` like ``CacheStore/save(_:)``, without suspending: the memory tier holds
+    /// it when this returns, and it is written to where it lasts later.
+    func saveWithoutWaiting(_ response: CachedResponse)
+    /// ``saveWithoutWaiting(_:)`` for a stored response freshened by a `304` (new times and
+    /// fields, the same body): a store that writes behind may keep it in memory alone when it
+    /// wrote the key a short while ago (its copy on disk is then that much older).
+    func freshenWithoutWaiting(_ response: CachedResponse)
     /// The bytes the memory tier holds now (for a metrics gauge).
     var memoryTierBytes: Int { get }
 }
@@ -130,6 +137,11 @@ public protocol MemoryLookup: CacheStore {
 extension MemoryLookup {
     /// The bytes the memory tier holds now (for a metrics gauge); 0 when the store does not say.
     public var memoryTierBytes: Int { 0 }
+
+    /// Saves `response` (``saveWithoutWaiting(_:)``).
+    public func freshenWithoutWaiting(_ response: CachedResponse) {
+        saveWithoutWaiting(response)
+    }
 }
 
 /// A store that lets concurrent misses for one key — in this process and in every other

@@ -70,7 +70,20 @@ package final class FillLocks: Sendable {
         }
     }
 
-    private func finish(_ key: String) {
+    /// Claims `key` for a fill that runs outside ``run(key:maxWait:_:)``, by a caller that cannot
+    /// wait (a server's event loop): `true` when no one else was running for `key`; then the
+    /// caller must ``finish(_:)`` it, once. Callers of ``run(key:maxWait:_:)`` wait for it meanwhile.
+    package func claim(_ key: String) -> Bool {
+        state.withLock { state in
+            guard state.fills[key] == nil else { return false }
+            state.fills[key] = Fill()
+            return true
+        }
+    }
+
+    /// Ends the fill of `key` (one run's, or a ``claim(_:)``): the callers waiting for it look in
+    /// the store.
+    package func finish(_ key: String) {
         let waiters = state.withLock { $0.fills.removeValue(forKey: key).map { Array($0.waiters.values) } ?? [] }
         for waiter in waiters { waiter.resume(returning: .afterFill) }
     }

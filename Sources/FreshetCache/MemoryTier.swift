@@ -14,6 +14,9 @@ package struct MemoryTier {
         /// The oldest LRU stamp of the key's rows on disk as far as this process knows (Unix
         /// seconds; `-infinity`: unknown), for a store that rewrites stamps at most so often.
         var stamped: Double
+        /// When this process last queued a write of one of the key's responses (Unix seconds;
+        /// `-infinity`: never), for a store that writes freshened responses at most so often.
+        var saved = -Double.infinity
     }
 
     /// What an empty list (a known absence) costs, and what each list costs beyond its responses.
@@ -69,6 +72,23 @@ package struct MemoryTier {
         variants.removeAll { $0.variant == response.variant }
         variants.insert(response, at: 0)
         put(variants, forKey: response.key, stamped: variants.count == 1 ? now : nil)
+        slots[response.key]?.saved = now
+    }
+
+    /// Puts `response`, the stored response of its variant freshened by a `304` (new times and
+    /// fields, the same body), in place of that variant — when the tier holds the key and a write
+    /// of it was queued less than `interval` seconds before `now`: `true` then, and the write
+    /// may be skipped (the disk keeps that copy, at most `interval` older). `false` changes nothing.
+    package mutating func freshen(with response: CachedResponse, now: Double, interval: Double) -> Bool {
+        guard let index = slots.index(forKey: response.key), now - slots.values[index].saved < interval,
+              let at = slots.values[index].variants.firstIndex(where: { $0.variant == response.variant })
+        else { return false }
+        let old = slots.values[index].variants[at].size
+        slots.values[index].variants[at] = response
+        slots.values[index].bytes += response.size - old
+        bytes += response.size - old
+        evictIfNeeded()
+        return true
     }
 
     /// The oldest LRU stamp of `key`'s rows on disk as far as the tier knows; `nil` when it does

@@ -176,6 +176,20 @@ public final class SQLiteCacheStore: CacheStore, MemoryLookup, WriteBehindStore 
     /// Returns once the response is queued (and served from memory); it is written with the next
     /// batch.
     public func save(_ response: CachedResponse) async throws {
+        saveWithoutWaiting(response)
+    }
+
+    /// A response freshened by a `304` within ``stampInterval`` of the key's last write is kept
+    /// in memory alone (a revalidation per request, `freshet proxy --revalidate always`, would
+    /// otherwise rewrite the row each time); its copy on disk is then at most that much older.
+    public func freshenWithoutWaiting(_ response: CachedResponse) {
+        let now = Date().timeIntervalSince1970
+        let kept = state.withLock { $0.memory.freshen(with: response, now: now, interval: stampSeconds) }
+        if !kept { saveWithoutWaiting(response) }
+    }
+
+    /// ``save(_:)`` without suspending (it never waits for the disk).
+    public func saveWithoutWaiting(_ response: CachedResponse) {
         if response.size <= maxBytes {
             let now = Date().timeIntervalSince1970
             enqueue(.save(response)) { $0.update(with: response, stampedAt: now) }

@@ -205,12 +205,31 @@ public final class PostgresCacheStore: CacheStore, MemoryLookup, CacheFillCoordi
     /// stored, and the older copy of its variant is removed. Without a server, the memory tier
     /// alone keeps it.
     public func save(_ response: CachedResponse) async throws {
+        guard keep(response) else { return }
+        await persist(response)
+    }
+
+    /// ``save(_:)`` without suspending: the memory tier holds `response` at once, the server
+    /// gets it in a task.
+    public func saveWithoutWaiting(_ response: CachedResponse) {
+        guard keep(response) else { return }
+        Task { await persist(response) }
+    }
+
+    /// Puts `response` in the memory tier (or drops its variant when it is too large); whether
+    /// the server should be told.
+    private func keep(_ response: CachedResponse) -> Bool {
         let fits = response.size <= configuration.maxBytes
-        let healthy = state.withLock { state -> Bool in
+        return state.withLock { state -> Bool in
             if fits { state.memory.update(with: response) } else { state.memory.remove(key: response.key, variant: response.variant) }
             return state.healthy
         }
-        guard healthy else { return }
+    }
+
+    /// Writes `response` (or removes its variant, when too large) on the server and tells the
+    /// other instances.
+    private func persist(_ response: CachedResponse) async {
+        let fits = response.size <= configuration.maxBytes
         let instance = instance
         do {
             if fits {

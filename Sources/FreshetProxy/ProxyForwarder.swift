@@ -258,14 +258,22 @@ public struct ProxyForwarder: Sendable {
         if !request.headerFields.contains(.range), !Self.isValidationRequest(request), let target = request.path {
             guard let location = location(of: request, target: target),
                   let decision = cache.decisionFromMemory(for: request, at: location) else { return nil }
-            if Self.isSentWhole(decision.answer), delivery.leavesAlone(decision.answer.headers) {
-                return .stored(decision.answer, age: decision.freshness.ageSeconds, outcome: decision.outcome)
-            }
-            return Self.whole(delivery.shape(Self.shaped((decision.response, decision.answer.body, decision.outcome), for: request)))
+            return Self.memoryAnswer(decision, delivery: delivery, request: request)
         }
         guard let outbound = Self.outbound(request), let location = cache.location(of: outbound, baseURL: origin),
               let decision = cache.decisionFromMemory(for: Self.probe(outbound), at: location) else { return nil }
         return Self.whole(delivery.shape(Self.shaped((decision.response, decision.answer.body, decision.outcome), for: outbound)))
+    }
+
+    /// The store's `decision` for a plain `GET` or `HEAD` as the event loop answers it: the stored
+    /// response itself when its head can be the prepared one, else shaped for this client; `nil`
+    /// when the shaped body would stream.
+    static func memoryAnswer(_ decision: CacheMiddleware.StoreDecision, delivery: ProxyDelivery,
+                             request: HTTPRequest) -> MemoryAnswer? {
+        if isSentWhole(decision.answer), delivery.leavesAlone(decision.answer.headers) {
+            return .stored(decision.answer, age: decision.freshness.ageSeconds, outcome: decision.outcome)
+        }
+        return whole(delivery.shape(shaped((decision.response, decision.answer.body, decision.outcome), for: request)))
     }
 
     /// `response` as a memory answer when its body is whole in memory (the event loop writes it in

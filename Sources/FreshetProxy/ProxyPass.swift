@@ -3,6 +3,7 @@ import Freshet
 import FreshetCache
 import FreshetTransports
 import HTTPTypes
+import NIOCore
 import NIOHTTP1
 import Synchronization
 
@@ -47,6 +48,9 @@ extension ProxyForwarder {
         /// The `Cache-Control` of the answer that marked the target, when it forbade storing by
         /// itself: an answer with the same one is not looked at again.
         var markedControl: String?
+        /// The stored response this request validates, when it is a revalidation
+        /// (``ProxyForwarder/revalidation(_:)``), not a request the cache will not keep.
+        var revalidation: CacheMiddleware.Revalidation?
 
         /// The request as the chain sends it (for the cache's rules), made when needed.
         var outbound: HTTPRequest? { ProxyForwarder.outbound(request) }
@@ -64,19 +68,56 @@ extension ProxyForwarder {
               let admission = try? gate.admit(path: path, authorization: request.headerFields[values: .authorization])
         else { return nil }
         let fields = request.headerFields
-        let head = route.route.head(request.method == .head ? .HEAD : .GET, target: path, lines: fields.count + 2) { headers in
+        let gzip = fields.contains(.acceptEncoding) && AcceptEncoding.acceptsGzip(fields)
+        let head = Self.originHead(request, path: path, route: route,
+                                   acceptEncoding: gzip ? fields[.acceptEncoding] ?? "gzip" : "identity")
+        return Pass(route: route, head: head, request: request, delivery: delivery(for: request), target: target,
+                    admission: admission, markedControl: mark.control)
+    }
+
+    /// `request` revalidated on the event loop: the conditional request for the stored response
+    /// in memory that must be validated before it answers (every hit, with `--revalidate always`),
+    /// when the cache claims it (``CacheMiddleware/revalidationFromMemory(for:at:)``: no other
+    /// revalidation of the key runs), the origin is reached without a forward proxy, the client
+    /// takes the stored response as it is, and the gate lets it through; `nil` sends it the
+    /// chain's way. For a `GET` that asks nothing of the cache. Its head is the chain's
+    /// conditional request: `Accept-Encoding: gzip` (what the stored response was asked with) and
+    /// the stored validators.
+    func revalidation(_ request: HTTPRequest) -> Pass? {
+        guard let route = passRoute, request.method == .get, let target = request.path,
+              Self.asksNothingOfTheCache(request), let path = Self.originForm(target),
+              let location = location(of: request, target: target) else { return nil }
+        let delivery = delivery(for: request)
+        guard let revalidation = cache.revalidationFromMemory(for: request, at: location) else { return nil }
+        guard Self.isSentWhole(revalidation.stored), delivery.leavesAlone(revalidation.stored.headers),
+              let admission = try? gate.admit(path: path, authorization: request.headerFields[values: .authorization])
+        else {
+            revalidation.end()
+            return nil
+        }
+        let head = Self.originHead(request, path: path, route: route, acceptEncoding: "gzip",
+                                   extra: revalidation.validators)
+        return Pass(route: route, head: head, request: request, delivery: delivery, target: target,
+                    admission: admission, revalidation: revalidation)
+    }
+
+    /// The head for the origin of `request` (a `GET` or `HEAD` without a body), made in one pass
+    /// over its fields: the chain's (``outbound(_:)``) with `acceptEncoding`, and `extra` fields.
+    private static func originHead(_ request: HTTPRequest, path: String, route: PassRoute, acceptEncoding: String,
+                                   extra: HTTPFields = [:]) -> HTTPRequestHead {
+        let fields = request.headerFields
+        return route.route.head(request.method == .head ? .HEAD : .GET, target: path,
+                                lines: fields.count + extra.count + 2) { headers in
             for field in fields {
                 let name = field.name.canonicalName
                 if ProxyHeaders.isHopByHop(name) || field.name == .acceptEncoding || field.name == .expect
                     || field.name == .contentLength || field.name == .transferEncoding { continue }
                 headers.add(name: field.name.rawName, value: field.value)
             }
-            let gzip = fields.contains(.acceptEncoding) && AcceptEncoding.acceptsGzip(fields)
-            headers.add(name: "Accept-Encoding", value: gzip ? fields[.acceptEncoding] ?? "gzip" : "identity")
+            headers.add(name: "Accept-Encoding", value: acceptEncoding)
+            for field in extra { headers.add(name: field.name.rawName, value: field.value) }
             headers.add(name: "Via", value: ProxyHeaders.via)
         }
-        return Pass(route: route, head: head, request: request, delivery: delivery(for: request), target: target,
-                    admission: admission, markedControl: mark.control)
     }
 
     /// The head the client is sent for the origin's `head`, which came `waited` after the request
@@ -111,7 +152,9 @@ extension ProxyForwarder {
             gate.record(response, for: pass.admission)
             fields = response.headerFields
         }
-        if !Self.marks(status: Int(head.status.code)) {
+        if pass.revalidation != nil {
+            // Not a mark's: what is kept of this answer is ``revalidationEnded(_:head:body:)``'s to say.
+        } else if !Self.marks(status: Int(head.status.code)) {
             passMarks.clear(pass.target)
         } else if pass.request.method == .get, pass.markedControl == nil
                     || head.headers["Cache-Control"].joined(separator: ", ") != pass.markedControl
@@ -123,6 +166,93 @@ extension ProxyForwarder {
             }
         }
         return (HTTPResponseHead(version: .http1_1, status: head.status, headers: shaped), fields)
+    }
+
+    /// How the event loop goes on with a revalidation's answer `head` that is not a `304`.
+    enum RevalidationStep {
+        /// Relayed to the client as a miss, its body kept (up to the cache's limit) when the
+        /// cache could store it in place of the stored response.
+        case relay(keepsBody: Bool)
+        /// The stored response answers, stale, for a failure (the origin's body is dropped).
+        case stale(MemoryAnswer)
+        /// The first `limit` bytes of the body tell: ask again with them.
+        case needsBody(limit: Int)
+        /// Sent again through the chain: an answer the client cannot take as it is (gzip to a
+        /// client that does not take it), which the chain decodes.
+        case chain
+    }
+
+    /// What to do with `head`, the origin's answer to the revalidation `pass` other than a `304`,
+    /// which came `waited` after the request was sent (with the first bytes of its `body` when
+    /// they were asked for): the chain's rules for a failure, then the client's encoding.
+    func revalidationStep(_ pass: Pass, head: HTTPResponseHead, body: ByteBuffer?, waited: Duration) -> RevalidationStep {
+        guard let revalidation = pass.revalidation else { return .relay(keepsBody: false) }
+        let response = HTTPResponse(nioStatus: head.status, headers: head.headers)
+        switch cache.answer(forFailure: response, body: body.map { Data($0.readableBytesView) }, of: revalidation) {
+        case .needsBody(let limit):
+            return .needsBody(limit: limit)
+        case .stale(let decision, let fields):
+            metrics?.origin(waited)
+            recordBudget(response, of: pass)
+            return .stale(answer(decision, for: pass, replacing: fields))
+        case .origin:
+            break
+        }
+        if !pass.delivery.leavesAlone(response.headerFields.filter { $0.name == .contentEncoding }) { return .chain }
+        guard let outbound = pass.outbound else { return .relay(keepsBody: false) }
+        return .relay(keepsBody: cache.mayStore(response, for: revalidation, request: outbound))
+    }
+
+    /// The stored response of the revalidation `pass`, freshened by the origin's `304` `head` that
+    /// came `waited` after the request was sent, as the client gets it (with the budget read);
+    /// with the origin's fields when they carry a rate-limit budget (for the log).
+    func revalidated(_ pass: Pass, head: HTTPResponseHead, waited: Duration) -> (MemoryAnswer, HTTPFields?) {
+        metrics?.origin(waited)
+        let response = HTTPResponse(nioStatus: head.status, headers: head.headers)
+        let budget = recordBudget(response, of: pass)
+        let decision = cache.revalidated(pass.revalidation!, notModified: response.headerFields)
+        return (answer(decision, for: pass), budget ? response.headerFields : nil)
+    }
+
+    /// Reads the rate-limit budget `response` carries, as the chain's gate does; whether it carries one.
+    @discardableResult
+    private func recordBudget(_ response: HTTPResponse, of pass: Pass) -> Bool {
+        guard response.headerFields.contains(where: { $0.name.canonicalName.hasPrefix("x-ratelimit-") }) else { return false }
+        metrics?.rateLimit(response.headerFields, request: pass.request.headerFields)
+        gate.record(response, for: pass.admission)
+        return true
+    }
+
+    /// The store's `decision` as the client of `pass` gets it. Its body is whole: the client takes
+    /// the stored encoding (``revalidation(_:)``); only a `304` that changed it would leave a body
+    /// to decode as it streams, and the stored response is then sent as stored.
+    /// With `replacing`, the origin's fields that replace the stored ones (not a prepared head then).
+    private func answer(_ decision: CacheMiddleware.StoreDecision, for pass: Pass, replacing: HTTPFields = [:]) -> MemoryAnswer {
+        if !replacing.isEmpty {
+            var response = decision.response
+            for name in Set(replacing.map(\.name)) { response.headerFields[values: name] = replacing[values: name] }
+            let shaped = pass.delivery.shape(Self.shaped((response, decision.answer.body, decision.outcome), for: pass.request))
+            if shaped.complete != nil || shaped.body == nil { return .response(shaped) }
+        }
+        return Self.memoryAnswer(decision, delivery: pass.delivery, request: pass.request)
+            ?? .stored(decision.answer, age: decision.freshness.ageSeconds, outcome: decision.outcome)
+    }
+
+    /// The stored response of the revalidation `pass`, stale, when it may answer for an origin that
+    /// was not reached or broke off before its answer's head (see
+    /// ``CacheMiddleware/staleAfterFailure(_:)``).
+    func staleAfterFailure(_ pass: Pass) -> MemoryAnswer? {
+        guard let revalidation = pass.revalidation, let decision = cache.staleAfterFailure(revalidation) else { return nil }
+        return answer(decision, for: pass)
+    }
+
+    /// The end of a revalidation whose new answer `head` was relayed: stored with `body` when the
+    /// cache may keep it (`body` is `nil` when it was not kept: too large, or not storable).
+    func revalidationEnded(_ pass: Pass, head: HTTPResponseHead, body: ByteBuffer?) {
+        guard let revalidation = pass.revalidation else { return }
+        guard let outbound = pass.outbound else { return revalidation.end() }
+        cache.storeWithoutWaiting(HTTPResponse(nioStatus: head.status, headers: head.headers),
+                                  body: body.map { Data($0.readableBytesView) }, for: revalidation, request: outbound)
     }
 
     /// The answer to `pass` when the exchange failed before the origin's head: `504` when it timed

@@ -271,6 +271,35 @@ struct TieredStoreTests {
         #expect(try await stamp("old") == moved)
     }
 
+    @Test("A response freshened by a 304 within the stamp interval of its write stays in memory; past it, it is written")
+    func freshenedWithinTheIntervalStaysInMemory() async throws {
+        let temporary = try StoreTemporaryDirectory()
+        defer { temporary.remove() }
+        let database = try cacheDatabase(in: temporary.url)
+        defer { try? database.close() }
+        let responseTime = { (key: String) in
+            try await database.read { db in
+                try Double.fetchOne(db, sql: "SELECT response_time FROM cache_entry WHERE key = ?", arguments: [key])
+            }
+        }
+        for (interval, written) in [(Duration.seconds(600), false), (.zero, true)] {
+            let store = SQLiteCacheStore(writer: database, stampInterval: interval)
+            let key = "k\(interval.components.seconds)"
+            let stored = storeSample(key: key)
+            // Looked up first, as a miss is: the memory tier then holds the key.
+            #expect(try await store.variants(forKey: key).isEmpty)
+            store.saveWithoutWaiting(stored)
+            var freshened = stored
+            freshened.responseTime = stored.responseTime.addingTimeInterval(30)
+            freshened.headers[.date] = "Tue, 14 Nov 2023 22:14:00 GMT"
+            store.freshenWithoutWaiting(freshened)
+            try await store.flush()
+            #expect(store.variantsInMemory(forKey: key) == [freshened], "memory answers with the freshened copy")
+            #expect(try await responseTime(key) == (written ? freshened : stored).responseTime.timeIntervalSince1970,
+                    written ? "past the interval the freshened copy is written" : "within the interval the disk keeps the saved copy")
+        }
+    }
+
     @Test("A batch of many responses is one transaction, and what was queued survives reopening after flush")
     func groupCommit() async throws {
         let temporary = try StoreTemporaryDirectory()

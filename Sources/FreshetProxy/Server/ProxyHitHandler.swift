@@ -77,6 +77,9 @@ final class ProxyHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
+        // Hummingbird's connection-state handler, before this one, does not pass
+        // `channelInactive` on: a closed connection is noticed here.
+        clientGone()
         codec = nil
         self.context = nil
     }
@@ -98,30 +101,14 @@ final class ProxyHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 let start = ContinuousClock.now
                 if let answer = answering.forwarder.answerFromMemory(request) {
                     swallowing = true
-                    let status: Int
-                    let outcome: CacheOutcome?
-                    switch answer {
-                    case .stored(let stored, let age, let storedOutcome):
-                        let ready = answering.prepared.answer(for: stored, age: age, outcome: storedOutcome)
-                        codec.write(NIOAny(HTTPServerResponsePart.head(ready.head)), promise: nil)
-                        if request.method != .head {
-                            codec.write(NIOAny(HTTPServerResponsePart.body(.byteBuffer(ready.body))), promise: nil)
-                        }
-                        (status, outcome) = (stored.status, storedOutcome)
-                    case .response(let response):
-                        context.write(wrapOutboundOut(.head(response.head)), promise: nil)
-                        if let complete = response.complete, request.method != .head {
-                            context.write(wrapOutboundOut(.body(ByteBuffer(bytes: complete))), promise: nil)
-                        }
-                        (status, outcome) = (response.head.status.code, response.outcome)
-                    }
+                    let (status, outcome) = write(answer, to: request, context: context, codec: codec)
                     context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
                     answering.record(request, status: status, outcome: outcome, since: start)
                     return
                 }
             }
-            // Not a hit, and known not to be kept: forwarded here.
-            if answerable, let pass = answering.forwarder.pass(request) {
+            // Not a hit, and known not to be kept, or stored and to be validated: forwarded here.
+            if answerable, let pass = answering.forwarder.pass(request) ?? answering.forwarder.revalidation(request) {
                 startPass(request, pass, context: context)
                 return
             }
@@ -139,6 +126,26 @@ final class ProxyHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
             }
             if case .end = part { reading = false }
             context.fireChannelRead(data)
+        }
+    }
+
+    /// Writes the head and body of `answer` from the store to `request` (no end); its status and outcome.
+    private func write(_ answer: ProxyForwarder.MemoryAnswer, to request: HTTPRequest, context: ChannelHandlerContext,
+                       codec: ChannelHandlerContext) -> (status: Int, outcome: CacheOutcome?) {
+        switch answer {
+        case .stored(let stored, let age, let outcome):
+            let ready = answering.prepared.answer(for: stored, age: age, outcome: outcome)
+            codec.write(NIOAny(HTTPServerResponsePart.head(ready.head)), promise: nil)
+            if request.method != .head {
+                codec.write(NIOAny(HTTPServerResponsePart.body(.byteBuffer(ready.body))), promise: nil)
+            }
+            return (stored.status, outcome)
+        case .response(let response):
+            context.write(wrapOutboundOut(.head(response.head)), promise: nil)
+            if let complete = response.complete, request.method != .head {
+                context.write(wrapOutboundOut(.body(ByteBuffer(bytes: complete))), promise: nil)
+            }
+            return (response.head.status.code, response.outcome)
         }
     }
 
@@ -164,8 +171,10 @@ final class ProxyHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
         let start = ContinuousClock.now
         /// The current origin connection and its relay.
         var origin: OriginConnections.Connection?
-        /// When the request was written to the current origin connection.
+        /// When the request was written to the current origin connection, and how long its
+        /// answer's head took.
         var sent = ContinuousClock.now
+        var waited = Duration.zero
         /// The current connection was kept alive from an earlier exchange.
         var reused = false
         /// The request went out once more on a new connection.
@@ -178,6 +187,20 @@ final class ProxyHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
         /// needs them (a rate-limit budget).
         var answered: Int?
         var answeredFields: HTTPFields?
+        /// How the cache answered: `miss` for the origin's answer relayed, `revalidated` or
+        /// `stale` for the stored response of a revalidation.
+        var outcome: CacheOutcome = .miss
+        /// A revalidation answered from the store: the origin's answer is read and dropped.
+        var dropsBody = false
+        /// A revalidation's new answer, and its body held for the cache until its end (`nil`: relayed
+        /// as it comes).
+        var newHead: HTTPResponseHead?
+        var kept: ByteBuffer?
+        /// A revalidation's failure whose first body bytes tell whether the stored response
+        /// answers instead: its head, and the bytes read so far (up to `peekLimit`).
+        var peekedHead: HTTPResponseHead?
+        var peeked: ByteBuffer?
+        var peekLimit = 0
         var keepAlive = true
         var lastRead = NIODeadline.now()
         var timer: Scheduled<Void>?
@@ -187,8 +210,10 @@ final class ProxyHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
             self.pass = pass
         }
 
-        /// Lets go of the origin connection: kept for the next request when `keep`, else closed.
+        /// Lets go of the origin connection: kept for the next request when `keep`, else closed;
+        /// and of the revalidation's claim on its key.
         func release(keep: Bool, to connections: OriginConnections) {
+            pass.revalidation?.end()
             timer?.cancel()
             timer = nil
             guard let origin else { return }
@@ -276,23 +301,109 @@ final class ProxyHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
             context.write(wrapOutboundOut(.head(interim)), promise: nil)
         case .head(let head):
             current.timer?.cancel()
+            current.waited = .now - current.sent
             current.keepAlive = head.isKeepAlive
-            let (answer, fields) = answering.forwarder.passed(current.pass, head: head, waited: .now - current.sent)
-            current.answered = Int(answer.status.code)
-            current.answeredFields = fields
             current.timer = scheduleReadCheck(current, after: TimeAmount(current.pass.route.readTimeout))
-            // Head and body go straight to NIO's encoder, as a hit's; the end passes the
-            // connection-state handler.
-            codec?.write(NIOAny(HTTPServerResponsePart.head(answer)), promise: nil)
+            if current.pass.revalidation != nil {
+                revalidationAnswered(current, head: head)
+            } else {
+                relay(current, head: head)
+            }
         case .body(let buffer):
-            guard current.request.method != .head else { return }
+            guard current.request.method != .head, !current.dropsBody else { return }
+            if let head = current.peekedHead, var peeked = current.peeked {
+                current.peeked = nil
+                peeked.writeImmutableBuffer(buffer)
+                current.peeked = peeked
+                if peeked.readableBytes >= current.peekLimit { decide(current, head: head) }
+                return
+            }
+            if var kept = current.kept, let head = current.newHead {
+                // Held whole up to what the cache stores (a body that breaks off is then answered
+                // like a failure, stale where allowed); past that, relayed and not stored.
+                current.kept = nil
+                if kept.readableBytes + buffer.readableBytes <= answering.forwarder.cache.options.maxEntryBytes {
+                    kept.writeImmutableBuffer(buffer)
+                    current.kept = kept
+                    return
+                }
+                relay(current, head: head, body: kept)
+            }
             codec?.write(NIOAny(HTTPServerResponsePart.body(.byteBuffer(buffer))), promise: nil)
         case .end:
+            if let head = current.peekedHead {
+                decide(current, head: head)
+                guard passing === current else { return }
+            }
             passing = nil
+            if let head = current.newHead {
+                if let kept = current.kept { relay(current, head: head, body: kept) }
+                answering.forwarder.revalidationEnded(current.pass, head: head, body: current.kept)
+            }
             current.release(keep: current.keepAlive, to: answering.origins)
             context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
-            passEnded(current, aborted: false)
+            passEnded(current, aborted: false, outcome: current.outcome)
         }
+    }
+
+    /// Writes the client's head for the origin's `head`, as a miss's, and the part of its `body`
+    /// read so far.
+    private func relay(_ current: Passing, head: HTTPResponseHead, body: ByteBuffer? = nil) {
+        let (answer, fields) = answering.forwarder.passed(current.pass, head: head, waited: current.waited)
+        current.answered = Int(answer.status.code)
+        current.answeredFields = fields
+        // Head and body go straight to NIO's encoder, as a hit's; the end passes the
+        // connection-state handler.
+        codec?.write(NIOAny(HTTPServerResponsePart.head(answer)), promise: nil)
+        if let body, body.readableBytes > 0, current.request.method != .head {
+            codec?.write(NIOAny(HTTPServerResponsePart.body(.byteBuffer(body))), promise: nil)
+        }
+    }
+
+    /// The origin's final `head` for a revalidation: a `304` answers with the stored response,
+    /// freshened; a failure the stored response may answer for, with it stale (once the first
+    /// bytes of the body are read, when they tell); an answer the chain must shape sends the
+    /// request that way; any other is relayed — held whole first, when the cache may store it.
+    private func revalidationAnswered(_ current: Passing, head: HTTPResponseHead, body: ByteBuffer? = nil) {
+        guard let context, let codec else { return }
+        if head.status.code == 304 {
+            let (answer, fields) = answering.forwarder.revalidated(current.pass, head: head, waited: current.waited)
+            current.answeredFields = fields
+            current.dropsBody = true
+            let (status, outcome) = write(answer, to: current.request, context: context, codec: codec)
+            current.answered = status
+            current.outcome = outcome ?? .revalidated
+            return
+        }
+        let step = answering.forwarder.revalidationStep(current.pass, head: head, body: body, waited: current.waited)
+        switch step {
+        case .stale(let answer):
+            current.dropsBody = true
+            let (status, outcome) = write(answer, to: current.request, context: context, codec: codec)
+            current.answered = status
+            current.outcome = outcome ?? .stale
+        case .needsBody(let limit) where body == nil:
+            current.peekedHead = head
+            current.peeked = ByteBuffer()
+            current.peekLimit = limit
+        case .chain:
+            // Nothing was written to the client: the chain sends the request again and decides.
+            fallBack()
+        case .relay(keepsBody: true):
+            current.newHead = head
+            current.kept = body ?? ByteBuffer()
+        case .relay(keepsBody: false), .needsBody:
+            current.newHead = head
+            relay(current, head: head, body: body)
+        }
+    }
+
+    /// Decides on a revalidation's failure with the first bytes of its body, read so far.
+    private func decide(_ current: Passing, head: HTTPResponseHead) {
+        let peeked = current.peeked ?? ByteBuffer()
+        current.peekedHead = nil
+        current.peeked = nil
+        revalidationAnswered(current, head: head, body: peeked)
     }
 
     /// The origin's bytes read so far are handed on: they go to the client.
@@ -336,10 +447,19 @@ final class ProxyHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
-    /// Answers the request forwarded here with the proxy's own `502` or `504`.
+    /// Answers the request forwarded here with the proxy's own `502` or `504` — or, for a
+    /// revalidation, with the stored response, stale, where it may answer for a failure.
     private func answerFailure(timedOut: Bool, reason: String) {
         guard let context, let current = passing else { return }
         passing = nil
+        if let stale = answering.forwarder.staleAfterFailure(current.pass), let codec {
+            current.release(keep: false, to: answering.origins)
+            let (status, outcome) = write(stale, to: current.request, context: context, codec: codec)
+            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+            current.answered = status
+            passEnded(current, aborted: false, outcome: outcome)
+            return
+        }
         current.release(keep: false, to: answering.origins)
         let response = answering.forwarder.passFailure(current.pass, timedOut: timedOut, reason: reason)
         context.write(wrapOutboundOut(.head(response.head)), promise: nil)
@@ -416,14 +536,19 @@ final class ProxyHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
+        clientGone()
+        context.fireChannelInactive()
+    }
+
+    /// The client left: the origin's answer to a request forwarded here is not read to its end,
+    /// its connection not kept, and a revalidation's key is let go.
+    private func clientGone() {
         if let current = passing {
-            // The client left: the origin's answer is not read to its end, its connection not kept.
             passing = nil
             current.release(keep: false, to: answering.origins)
             passEnded(current, aborted: true)
         }
         held = []
-        context.fireChannelInactive()
     }
 
     /// A `GET` or `HEAD` without a body, `Expect` or `Connection` field.

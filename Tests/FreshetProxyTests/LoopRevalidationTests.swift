@@ -1,0 +1,114 @@
+import Foundation
+import Freshet
+import FreshetCache
+import FreshetProxy
+import FreshetSimulator
+import FreshetTestSupport
+import HTTPTypes
+import Testing
+
+/// A stored answer that must be validated is revalidated from the event loop
+/// (`ProxyHitHandler`, `CacheMiddleware.revalidationFromMemory`): what the chain's revalidation
+/// decides, decided there — a `304` freshens the stored copy, a new answer replaces it, a failure
+/// is answered with it stale where allowed. Every request here asks nothing of the cache (no
+/// `Cache-Control`, validators or `Range`), so after the first (a miss, through the chain) each
+/// takes that path.
+@Suite("freshet proxy: stored answers revalidated on the event loop")
+struct LoopRevalidationTests {
+    static func stored(_ etag: String, extra: [[String]] = []) -> [[String]] {
+        [["Content-Type", "application/json"], ["Cache-Control", "public, max-age=600"], ["ETag", etag]] + extra
+    }
+
+    /// What the origin saw for `path`: status and `If-None-Match`, in order.
+    static func seen(_ sim: RunningSimulator, _ path: String) async -> [String] {
+        await sim.simulator.requestLog().filter { $0.path == path }
+            .map { "\($0.status) \($0.headers["if-none-match"] ?? "-")" }
+    }
+
+    @Test("--revalidate always: a 304 answers REVALIDATED; a changed answer is relayed as a MISS and stored, its ETag sent next")
+    func changedAnswerIsStored() async throws {
+        try await withSimulator { sim in
+            await sim.simulator.setScript(path: "/scripted/doc", Script(headers: Self.stored("\"e1\""), body: "{\"v\":1}"))
+            try await withSQLiteStore { store, _ in
+                try await withInProcessProxy(origin: sim.baseURL, store: store, options: .init(revalidatesEveryHit: true)) { proxy in
+                    var answers = [try await proxy.send("/scripted/doc"), try await proxy.send("/scripted/doc")]
+                    await sim.simulator.setScript(path: "/scripted/doc", Script(headers: Self.stored("\"e2\""), body: "{\"v\":2}"))
+                    answers.append(try await proxy.send("/scripted/doc"))
+                    answers.append(try await proxy.send("/scripted/doc"))
+                    #expect(answers.map(\.cache) == ["MISS", "REVALIDATED", "MISS", "REVALIDATED"])
+                    #expect(answers.map(\.body) == ["{\"v\":1}", "{\"v\":1}", "{\"v\":2}", "{\"v\":2}"])
+                    #expect(answers.map(\.status) == [200, 200, 200, 200])
+                    #expect(answers[1].fields[.eTag] == "\"e1\"" && answers[3].fields[.eTag] == "\"e2\"")
+                    #expect(answers[1].fields[.cacheStatus] == "freshet; fwd=stale; fwd-status=304")
+                    #expect(await Self.seen(sim, "/scripted/doc") == ["200 -", "304 \"e1\"", "200 \"e1\"", "304 \"e2\""],
+                            "the new answer replaced the stored one: its validator goes with the next request")
+                    let allLogged = await eventually { proxy.entries.all.count == 4 }
+                    #expect(allLogged)
+                    let logged = proxy.entries.all.map { "\($0.status) \($0.outcome?.rawValue ?? "-")" }
+                    #expect(logged == ["200 miss", "200 revalidated", "200 miss", "200 revalidated"])
+                }
+            }
+        }
+    }
+
+    @Test("A revalidation's new answer that breaks off mid-body is a failed refresh: the stored copy answers, STALE")
+    func brokenNewAnswerServesStale() async throws {
+        try await withSimulator { sim in
+            await sim.simulator.setScript(path: "/scripted/cut",
+                                          Script(headers: Self.stored("\"c1\""), body: String(repeating: "x", count: 4000)))
+            try await withSQLiteStore { store, _ in
+                try await withInProcessProxy(origin: sim.baseURL, store: store, options: .init(revalidatesEveryHit: true)) { proxy in
+                    let first = try await proxy.send("/scripted/cut")
+                    // The route's whole answer (validators ignored), reset after 1,000 bytes.
+                    await sim.simulator.injectFaultMode(FaultMode(route: "/scripted/cut", mode: .resetMidBody, bytes: 1000))
+                    let broken = try await proxy.send("/scripted/cut")
+                    let after = try await proxy.send("/scripted/cut")
+                    #expect(first.cache == "MISS")
+                    #expect(broken.status == 200 && broken.cache == "STALE" && broken.body == first.body)
+                    #expect(after.cache == "REVALIDATED" && after.body == first.body)
+                }
+            }
+        }
+    }
+
+    @Test("A 5xx to a revalidation: the stored copy answers STALE within its stale-if-error window; without one the 5xx passes")
+    func serverErrorWithinStaleIfError() async throws {
+        try await withSimulator { sim in
+            await sim.simulator.setScript(path: "/scripted/tolerant",
+                                          Script(headers: Self.stored("\"t1\"", extra: [["Cache-Control", "stale-if-error=600"]]),
+                                                 body: "{\"t\":1}"))
+            await sim.simulator.setScript(path: "/scripted/strict", Script(headers: Self.stored("\"s1\""), body: "{\"s\":1}"))
+            try await withSQLiteStore { store, _ in
+                try await withInProcessProxy(origin: sim.baseURL, store: store, options: .init(revalidatesEveryHit: true)) { proxy in
+                    for path in ["/scripted/tolerant", "/scripted/strict"] {
+                        #expect(try await proxy.send(path).cache == "MISS")
+                        await sim.simulator.injectFaults(Fault(route: path, status: 503, body: "{\"down\":true}"))
+                    }
+                    let tolerant = try await proxy.send("/scripted/tolerant")
+                    let strict = try await proxy.send("/scripted/strict")
+                    #expect(tolerant.status == 200 && tolerant.cache == "STALE" && tolerant.body == "{\"t\":1}")
+                    #expect(strict.status == 503 && strict.cache == "MISS" && strict.body == "{\"down\":true}")
+                    // The 503 did not replace the stored copy.
+                    #expect(try await proxy.send("/scripted/strict").cache == "REVALIDATED")
+                }
+            }
+        }
+    }
+
+    @Test("An origin that does not answer a revalidation in time: the stored copy answers STALE, not 504")
+    func timeoutServesStale() async throws {
+        try await withSimulator { sim in
+            await sim.simulator.setScript(path: "/scripted/slow", Script(headers: Self.stored("\"w1\""), body: "{\"w\":1}"))
+            try await withSQLiteStore { store, _ in
+                try await withInProcessProxy(origin: sim.baseURL, store: store, options: .init(revalidatesEveryHit: true),
+                                             headTimeout: .seconds(3)) { proxy in
+                    #expect(try await proxy.send("/scripted/slow").cache == "MISS")
+                    await sim.simulator.hold(route: "/scripted/slow")
+                    let late = try await proxy.send("/scripted/slow")
+                    await sim.simulator.release(route: "/scripted/slow")
+                    #expect(late.status == 200 && late.cache == "STALE" && late.body == "{\"w\":1}")
+                }
+            }
+        }
+    }
+}
