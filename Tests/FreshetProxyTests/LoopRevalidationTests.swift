@@ -95,6 +95,32 @@ struct LoopRevalidationTests {
         }
     }
 
+    @Test("A client that leaves while its revalidation is held at the origin: the proxy lets the request and its key go")
+    func clientLeavesMidRevalidation() async throws {
+        try await withSimulator { sim in
+            await sim.simulator.setScript(path: "/scripted/left", Script(headers: Self.stored("\"l1\""), body: "{\"l\":1}"))
+            try await withSQLiteStore { store, _ in
+                try await withInProcessProxy(origin: sim.baseURL, store: store, options: .init(revalidatesEveryHit: true)) { proxy in
+                    #expect(try await proxy.send("/scripted/left").cache == "MISS")
+                    await sim.simulator.hold(route: "/scripted/left")
+                    let client = try RawClient(port: try #require(proxy.base.port))
+                    client.send("GET /scripted/left HTTP/1.1\r\nHost: a\r\n\r\n")
+                    let held = await eventually { await sim.simulator.stats().inFlight >= 1 }
+                    #expect(held, "the revalidation reached the origin")
+                    client.close()
+                    // Hummingbird's connection-state handler does not pass `channelInactive` on: the
+                    // proxy must notice the close all the same, or the key stays claimed.
+                    let noticed = await eventually {
+                        (try? await proxy.metrics()).flatMap { sample($0, "freshet_proxy_requests_in_flight") } == 0
+                    }
+                    #expect(noticed, "the request the client left is no longer in flight")
+                    await sim.simulator.release(route: "/scripted/left")
+                    #expect(try await proxy.send("/scripted/left").cache == "REVALIDATED")
+                }
+            }
+        }
+    }
+
     @Test("An origin that does not answer a revalidation in time: the stored copy answers STALE, not 504")
     func timeoutServesStale() async throws {
         try await withSimulator { sim in
