@@ -235,17 +235,19 @@ struct CachePolicy: Sendable {
 
     /// The fields of a response that may be stored.
     static func storableFields(_ fields: HTTPFields, control: CacheControl, mode: CacheMode) -> HTTPFields {
-        var excluded = unstoredFields
+        // Only added to when there is something to add: a copy of the shared set otherwise.
+        var named: [String] = []
         for value in fields[values: .connection] {
-            for name in value.split(separator: ",") { excluded.insert(name.trimmingOWS().lowercased()) }
+            for name in value.split(separator: ",") { named.append(name.trimmingOWS().lowercased()) }
         }
-        excluded.formUnion(control.fieldNames("no-cache") ?? [])
+        named += control.fieldNames("no-cache") ?? []
         if mode == .shared {
-            excluded.formUnion(control.fieldNames("private") ?? [])
+            named += control.fieldNames("private") ?? []
             // `Set-Cookie` is stored and replayed like any other field (RFC 9111 §7.3: it does not
             // inhibit caching); an origin that sets per-user cookies says `private` or
             // `no-cache="Set-Cookie"`, and both are obeyed above.
         }
+        let excluded = named.isEmpty ? unstoredFields : unstoredFields.union(named)
         var kept = HTTPFields()
         for field in fields where !excluded.contains(field.name.canonicalName) { kept.append(field) }
         return kept

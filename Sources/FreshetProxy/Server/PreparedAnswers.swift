@@ -18,8 +18,9 @@ struct PreparedAnswers: Sendable {
     /// A head and body ready to write.
     struct Ready: Sendable {
         var head: HTTPResponseHead
-        /// `head` as HTTP/1.1 bytes, its closing empty line included.
-        var headBytes: ByteBuffer
+        /// `head` as HTTP/1.1 bytes, its closing empty line included, once the raw hit path
+        /// asked for them (``rawAnswer(for:age:outcome:)``).
+        var headBytes: ByteBuffer?
         var body: ByteBuffer
     }
 
@@ -42,6 +43,21 @@ struct PreparedAnswers: Sendable {
 
     /// The head (with `X-Cache: outcome` and `Age: age`) and body for `stored`.
     func answer(for stored: CachedResponse, age: Int, outcome: CacheOutcome) -> Ready {
+        prepared(stored, age: age, outcome: outcome) { $0 }
+    }
+
+    /// ``answer(for:age:outcome:)`` as bytes: the head's, and the body.
+    func rawAnswer(for stored: CachedResponse, age: Int, outcome: CacheOutcome) -> (head: ByteBuffer, body: ByteBuffer) {
+        prepared(stored, age: age, outcome: outcome) { ready in
+            let bytes = ready.headBytes ?? Self.bytes(of: ready.head)
+            ready.headBytes = bytes
+            return (bytes, ready.body)
+        }
+    }
+
+    /// `body` run on the answer for `stored` with `age` and `outcome`, in the memo.
+    private func prepared<Result: Sendable>(_ stored: CachedResponse, age: Int, outcome: CacheOutcome,
+                                            _ body: (inout Ready) -> Result) -> Result {
         memo.withValue(for: stored, make: {
             let base = HTTPResponseHead(ProxyForwarder.storedHead(stored))
             let entry = Entry(base: base, age: age, outcome: outcome,
@@ -53,13 +69,12 @@ struct PreparedAnswers: Sendable {
                 entry.age = age
                 entry.outcome = outcome
             }
-            return entry.answer
+            return body(&entry.answer)
         }
     }
 
     private static func ready(_ base: HTTPResponseHead, body: ByteBuffer, age: Int, outcome: CacheOutcome) -> Ready {
-        let head = head(base, age: age, outcome: outcome)
-        return Ready(head: head, headBytes: bytes(of: head), body: body)
+        Ready(head: head(base, age: age, outcome: outcome), headBytes: nil, body: body)
     }
 
     /// `head` as NIO's HTTP/1 encoder writes it when its fields already frame the body (a stored

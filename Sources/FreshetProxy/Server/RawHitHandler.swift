@@ -8,7 +8,7 @@ import NIOCore
 /// First in the pipeline. While the decoder holds nothing and every request it passed on has
 /// been answered (``ProxyHitHandler/busy``), each request head at the start of the bytes read
 /// that ``RawRequestHead`` takes and the memory tier answers with a stored response sent whole is
-/// answered here: the prepared head's bytes (``PreparedAnswers/Ready/headBytes``) and the body
+/// answered here: the prepared head's bytes (``PreparedAnswers/rawAnswer(for:age:outcome:)``) and the body
 /// (none to a `HEAD`), flushed once per read. From the first request it does not answer on, the
 /// bytes go to the decoder and the pipeline handles them as before. Decoder and encoder are passed
 /// by together, so the encoder's queue of request methods, fed by the decoder, stays in step.
@@ -107,10 +107,10 @@ final class RawHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
         case .response?:
             return .elsewhere
         case .stored(let stored, let age, let outcome)?:
-            let ready = answering.prepared.answer(for: stored, age: age, outcome: outcome)
-            context.write(NIOAny(ready.headBytes), promise: nil)
+            let (head, body) = answering.prepared.rawAnswer(for: stored, age: age, outcome: outcome)
+            context.write(NIOAny(head), promise: nil)
             if request.method != .head {
-                context.write(NIOAny(ready.body), promise: nil)
+                context.write(NIOAny(body), promise: nil)
             }
             answering.record(request, status: stored.status, outcome: outcome, since: start)
             return .answered
