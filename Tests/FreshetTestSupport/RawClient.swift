@@ -15,6 +15,7 @@ public final class RawClient: Sendable {
     private let fd: Int32
     private let buffer = Mutex(Data())
     private let closed = Mutex(false)
+    private let ended = Mutex(false)
 
     /// Connects to `127.0.0.1:port`.
     public init(port: Int) throws {
@@ -60,7 +61,10 @@ public final class RawClient: Sendable {
                     var pollFD = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
                     guard poll(&pollFD, 1, 10_000) > 0 else { break }
                     let count = recv(fd, &chunk, chunk.count, 0)
-                    guard count > 0 else { break }
+                    guard count > 0 else {
+                        ended.withLock { $0 = true }
+                        break
+                    }
                     buffer.withLock { $0.append(contentsOf: chunk[0..<count]) }
                 }
                 continuation.resume(returning: text)
@@ -70,6 +74,9 @@ public final class RawClient: Sendable {
 
     /// Everything received so far, as text.
     public var text: String { String(decoding: buffer.withLock { $0 }, as: UTF8.self) }
+
+    /// Whether a read found the connection ended by the server (not 10 s of silence).
+    public var serverClosed: Bool { ended.withLock { $0 } }
 
     /// Closes the connection.
     public func close() {

@@ -583,8 +583,8 @@ struct HitAnswering: Sendable {
     }
 }
 
-/// Hummingbird's HTTP/1.1 child channel with ``RawHitHandler`` first in the pipeline and
-/// ``ProxyHitHandler`` after the connection-state handler.
+/// Hummingbird's HTTP/1.1 child channel with ``RawHitHandler`` first in the pipeline,
+/// ``HTTP1Persistence`` after NIO's codec and ``ProxyHitHandler`` after the connection-state handler.
 struct ProxyHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
     typealias Value = NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>
 
@@ -603,6 +603,8 @@ struct ProxyHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
             try sync.configureHTTPServerPipeline(
                 withPipeliningAssistance: false, withErrorHandling: false, withOutboundHeaderValidation: false,
                 withEncoderConfiguration: .init(), withDecoderLimitConfiguration: limits)
+            // Before the HTTP types conversion, which drops the request's version.
+            try sync.addHandler(HTTP1Persistence())
             try sync.addHandler(HTTP1ToHTTPServerCodec(secure: false))
             // The idle timeout is the raw hit handler's: Hummingbird's handler never sees its hits.
             try sync.addHandler(HTTPConnectionStateHandler(idleTimeout: nil, logger: logger))
