@@ -52,7 +52,13 @@ struct ProxyDelivery: Sendable {
     /// Whether a stored response sent whole needs nothing of this delivery (its head can be the
     /// one prepared for every client).
     func leavesAlone(_ fields: HTTPFields) -> Bool {
-        !mentionsOrigin(fields) && (!fields.contains(.contentEncoding) || !Self.isGzip(fields) || acceptsGzip)
+        !mentionsOrigin(fields) && takesEncoding(of: fields)
+    }
+
+    /// Whether this client takes a body with `fields`' encoding as it is (not gzip, or the
+    /// client takes gzip): nothing to decode.
+    func takesEncoding(of fields: HTTPFields) -> Bool {
+        !fields.contains(.contentEncoding) || !Self.isGzip(fields) || acceptsGzip
     }
 
     private var acceptsGzip: Bool { AcceptEncoding.acceptsGzip(request) }

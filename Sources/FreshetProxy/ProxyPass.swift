@@ -79,7 +79,7 @@ extension ProxyForwarder {
     /// in memory that must be validated before it answers (every hit, with `--revalidate always`),
     /// when the cache claims it (``CacheMiddleware/revalidationFromMemory(for:at:)``: no other
     /// revalidation of the key runs), the origin is reached without a forward proxy, the client
-    /// takes the stored response as it is, and the gate lets it through; `nil` sends it the
+    /// takes the stored response's encoding, and the gate lets it through; `nil` sends it the
     /// chain's way. For a `GET` that asks nothing of the cache. Its head is the chain's
     /// conditional request: `Accept-Encoding: gzip` (what the stored response was asked with) and
     /// the stored validators.
@@ -89,7 +89,7 @@ extension ProxyForwarder {
               let location = location(of: request, target: target) else { return nil }
         let delivery = delivery(for: request)
         guard let revalidation = cache.revalidationFromMemory(for: request, at: location) else { return nil }
-        guard Self.isSentWhole(revalidation.stored), delivery.leavesAlone(revalidation.stored.headers),
+        guard delivery.takesEncoding(of: revalidation.stored.headers),
               let admission = try? gate.admit(path: path, authorization: request.headerFields[values: .authorization])
         else {
             revalidation.end()
@@ -198,7 +198,7 @@ extension ProxyForwarder {
         case .origin:
             break
         }
-        if !pass.delivery.leavesAlone(response.headerFields.filter { $0.name == .contentEncoding }) { return .chain }
+        if !pass.delivery.takesEncoding(of: response.headerFields) { return .chain }
         guard let outbound = pass.outbound else { return .relay(keepsBody: false) }
         return .relay(keepsBody: cache.mayStore(response, for: revalidation, request: outbound))
     }
@@ -223,9 +223,10 @@ extension ProxyForwarder {
         return true
     }
 
-    /// The store's `decision` as the client of `pass` gets it. Its body is whole: the client takes
-    /// the stored encoding (``revalidation(_:)``); only a `304` that changed it would leave a body
-    /// to decode as it streams, and the stored response is then sent as stored.
+    /// The store's `decision` as the client of `pass` gets it (links rewritten where needed). Its
+    /// body is whole: the client takes the stored encoding (``revalidation(_:)``); only a `304`
+    /// that changed it would leave a body to decode as it streams, and the stored response is
+    /// then sent as stored.
     /// With `replacing`, the origin's fields that replace the stored ones (not a prepared head then).
     private func answer(_ decision: CacheMiddleware.StoreDecision, for pass: Pass, replacing: HTTPFields = [:]) -> MemoryAnswer {
         if !replacing.isEmpty {

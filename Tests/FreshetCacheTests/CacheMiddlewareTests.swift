@@ -356,7 +356,10 @@ struct CacheMiddlewareTests {
         let response = try await client.send(Endpoint<Data>.raw("scripted", "a"))
         #expect(response.cache == .stale)
         #expect(String(decoding: response.value, as: UTF8.self) == "kept")
-        #expect(response.staleReason?.description.contains("Could not connect") == true)
+        // Refused at once, as a rule; a machine stalled past the 10 s connect timeout (seen under
+        // a loaded parallel run: every test in the process paused ~10 s) makes it a timeout.
+        let reason = response.staleReason?.description ?? "none"
+        #expect(reason.contains("Could not connect") || reason.contains("did not answer in time"), "\(reason)")
     }
 
     @Test("§3.5 shared mode: private responses and authenticated requests are not stored unless allowed")

@@ -28,7 +28,10 @@ struct LoopRevalidationTests {
     @Test("--revalidate always: a 304 answers REVALIDATED; a changed answer is relayed as a MISS and stored, its ETag sent next")
     func changedAnswerIsStored() async throws {
         try await withSimulator { sim in
-            await sim.simulator.setScript(path: "/scripted/doc", Script(headers: Self.stored("\"e1\""), body: "{\"v\":1}"))
+            // A paginated answer, as GitHub's: its Link is rewritten to the proxy on every path.
+            let link = ["Link", "<\(sim.baseURL.absoluteString)/scripted/doc?page=2>; rel=\"next\""]
+            await sim.simulator.setScript(path: "/scripted/doc",
+                                          Script(headers: Self.stored("\"e1\"", extra: [link]), body: "{\"v\":1}"))
             try await withSQLiteStore { store, _ in
                 try await withInProcessProxy(origin: sim.baseURL, store: store, options: .init(revalidatesEveryHit: true)) { proxy in
                     var answers = [try await proxy.send("/scripted/doc"), try await proxy.send("/scripted/doc")]
@@ -40,6 +43,7 @@ struct LoopRevalidationTests {
                     #expect(answers.map(\.status) == [200, 200, 200, 200])
                     #expect(answers[1].fields[.eTag] == "\"e1\"" && answers[3].fields[.eTag] == "\"e2\"")
                     #expect(answers[1].fields[.cacheStatus] == "freshet; fwd=stale; fwd-status=304")
+                    #expect(answers[1].fields[.link] == "<\(proxy.base.absoluteString)/scripted/doc?page=2>; rel=\"next\"")
                     #expect(await Self.seen(sim, "/scripted/doc") == ["200 -", "304 \"e1\"", "200 \"e1\"", "304 \"e2\""],
                             "the new answer replaced the stored one: its validator goes with the next request")
                     let allLogged = await eventually { proxy.entries.all.count == 4 }
