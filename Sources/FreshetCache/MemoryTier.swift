@@ -67,12 +67,14 @@ package struct MemoryTier {
     /// Puts `response` first among its key's variants, replacing the same variant — when the tier
     /// holds that key; otherwise nothing changes (the key's other variants are not known here).
     /// `now`: when the response's row is stamped; it is the key's stamp when it is its only variant.
-    package mutating func update(with response: CachedResponse, stampedAt now: Double = -.infinity) {
+    /// `savedAt`: when the write of `response` was queued (for ``freshen(with:now:interval:)``;
+    /// `now` when not given).
+    package mutating func update(with response: CachedResponse, stampedAt now: Double = -.infinity, savedAt: Double? = nil) {
         guard var variants = slots[response.key]?.variants else { return }
         variants.removeAll { $0.variant == response.variant }
         variants.insert(response, at: 0)
         put(variants, forKey: response.key, stamped: variants.count == 1 ? now : nil)
-        slots[response.key]?.saved = now
+        slots[response.key]?.saved = savedAt ?? now
     }
 
     /// Puts `response`, the stored response of its variant freshened by a `304` (new times and

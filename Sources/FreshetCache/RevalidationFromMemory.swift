@@ -52,13 +52,18 @@ extension CacheMiddleware {
     }
 
     /// The stored response in the memory tier that must be validated before it answers `request`
-    /// (a `GET` whose fields ask nothing of the cache: no `Cache-Control`, validators or `Range`),
+    /// (a `GET` without `Cache-Control`, validators or `Range`; not when the cache rejects
+    /// invalid JSON, which the chain judges),
     /// claimed: no other revalidation or fill of its key runs until it ends. `nil` when the memory
     /// does not know, the stored response is fresh or may be served stale while revalidating, it
     /// has no validator (a conditional request could not be answered with a `304`), or its key is
     /// being filled or revalidated already (then the chain waits for that one).
     public func revalidationFromMemory(for request: HTTPRequest, at location: StoreLocation) -> Revalidation? {
-        guard request.method == .get, let memory else { return nil }
+        // A cache that judges JSON bodies stores through the chain, which can answer stale for one.
+        guard request.method == .get, !options.rejectsInvalidJSON, let memory else { return nil }
+        let fields = request.headerFields
+        guard !fields.contains(.range), !fields.contains(.ifNoneMatch), !fields.contains(.ifModifiedSince),
+              !fields.contains(.cacheControl) else { return nil }
         for partition in location.partitions {
             guard let variants = memory.variantsInMemory(forKey: partition.key) else { return nil }
             guard let matched = CachePolicy.selectedVariant(variants, request: request,
@@ -170,15 +175,11 @@ extension CacheMiddleware {
               let partition = storingPartition(response, for: revalidation, request: request) else { return }
         let entry = entry(response, body: body, request: request, url: revalidation.location.url, partition: partition,
                           requestTime: revalidation.requestTime)
-        if partition.key == revalidation.stored.key {
-            memory?.saveWithoutWaiting(entry)
-        } else {
-            // A credential's answer that became shareable: the credential's copy goes first.
+        memory?.saveWithoutWaiting(entry)
+        if partition.key != revalidation.stored.key {
+            // A credential's answer that became shareable: the credential's copy goes.
             let (store, replaced) = (store, revalidation.stored.key)
-            Task {
-                try? await store.remove(key: replaced)
-                try? await store.save(entry)
-            }
+            Task { try? await store.remove(key: replaced) }
         }
     }
 

@@ -216,12 +216,31 @@ public final class PostgresCacheStore: CacheStore, MemoryLookup, CacheFillCoordi
         Task { await persist(response) }
     }
 
+    /// How long after this instance wrote a key a response of it freshened by a `304` stays in
+    /// memory alone (``freshenWithoutWaiting(_:)``), as the SQLite store's default `stampInterval`.
+    static let freshenInterval = 60.0
+
+    /// ``saveWithoutWaiting(_:)``, but within ``freshenInterval`` of this instance's last write of
+    /// the key the freshened copy stays in this instance's memory: a revalidation per request
+    /// (`freshet proxy --revalidate always`) would otherwise write and notify the fleet on each
+    /// `304`. The server's copy, and other instances', are then at most that much older.
+    public func freshenWithoutWaiting(_ response: CachedResponse) {
+        let now = Date().timeIntervalSince1970
+        let kept = state.withLock { $0.memory.freshen(with: response, now: now, interval: Self.freshenInterval) }
+        if !kept { saveWithoutWaiting(response) }
+    }
+
     /// Puts `response` in the memory tier (or drops its variant when it is too large); whether
     /// the server should be told.
     private func keep(_ response: CachedResponse) -> Bool {
         let fits = response.size <= configuration.maxBytes
+        let now = Date().timeIntervalSince1970
         return state.withLock { state -> Bool in
-            if fits { state.memory.update(with: response) } else { state.memory.remove(key: response.key, variant: response.variant) }
+            if fits {
+                state.memory.update(with: response, savedAt: now)
+            } else {
+                state.memory.remove(key: response.key, variant: response.variant)
+            }
             return state.healthy
         }
     }

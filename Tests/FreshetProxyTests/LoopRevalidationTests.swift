@@ -25,6 +25,20 @@ struct LoopRevalidationTests {
             .map { "\($0.status) \($0.headers["if-none-match"] ?? "-")" }
     }
 
+    /// Runs `body` with a `--revalidate always` proxy in front of a simulator serving `scripts`.
+    static func withRevalidatingProxy(_ scripts: [String: Script], headTimeout: Duration = .seconds(20),
+                                      _ body: @Sendable (InProcessProxy, RunningSimulator) async throws -> Void) async throws {
+        try await withSimulator { sim in
+            for (path, script) in scripts { await sim.simulator.setScript(path: path, script) }
+            try await withSQLiteStore { store, _ in
+                try await withInProcessProxy(origin: sim.baseURL, store: store, options: .init(revalidatesEveryHit: true),
+                                             headTimeout: headTimeout) { proxy in
+                    try await body(proxy, sim)
+                }
+            }
+        }
+    }
+
     @Test("--revalidate always: a 304 answers REVALIDATED; a changed answer is relayed as a MISS and stored, its ETag sent next")
     func changedAnswerIsStored() async throws {
         try await withSimulator { sim in
@@ -57,88 +71,70 @@ struct LoopRevalidationTests {
 
     @Test("A revalidation's new answer that breaks off mid-body is a failed refresh: the stored copy answers, STALE")
     func brokenNewAnswerServesStale() async throws {
-        try await withSimulator { sim in
-            await sim.simulator.setScript(path: "/scripted/cut",
-                                          Script(headers: Self.stored("\"c1\""), body: String(repeating: "x", count: 4000)))
-            try await withSQLiteStore { store, _ in
-                try await withInProcessProxy(origin: sim.baseURL, store: store, options: .init(revalidatesEveryHit: true)) { proxy in
-                    let first = try await proxy.send("/scripted/cut")
-                    // The route's whole answer (validators ignored), reset after 1,000 bytes.
-                    await sim.simulator.injectFaultMode(FaultMode(route: "/scripted/cut", mode: .resetMidBody, bytes: 1000))
-                    let broken = try await proxy.send("/scripted/cut")
-                    let after = try await proxy.send("/scripted/cut")
-                    #expect(first.cache == "MISS")
-                    #expect(broken.status == 200 && broken.cache == "STALE" && broken.body == first.body)
-                    #expect(after.cache == "REVALIDATED" && after.body == first.body)
-                }
-            }
+        let scripts = ["/scripted/cut": Script(headers: Self.stored("\"c1\""), body: String(repeating: "x", count: 4000))]
+        try await Self.withRevalidatingProxy(scripts) { proxy, sim in
+            let first = try await proxy.send("/scripted/cut")
+            // The route's whole answer (validators ignored), reset after 1,000 bytes.
+            await sim.simulator.injectFaultMode(FaultMode(route: "/scripted/cut", mode: .resetMidBody, bytes: 1000))
+            let broken = try await proxy.send("/scripted/cut")
+            let after = try await proxy.send("/scripted/cut")
+            #expect(first.cache == "MISS")
+            #expect(broken.status == 200 && broken.cache == "STALE" && broken.body == first.body)
+            #expect(after.cache == "REVALIDATED" && after.body == first.body)
         }
     }
 
     @Test("A 5xx to a revalidation: the stored copy answers STALE within its stale-if-error window; without one the 5xx passes")
     func serverErrorWithinStaleIfError() async throws {
-        try await withSimulator { sim in
-            await sim.simulator.setScript(path: "/scripted/tolerant",
-                                          Script(headers: Self.stored("\"t1\"", extra: [["Cache-Control", "stale-if-error=600"]]),
-                                                 body: "{\"t\":1}"))
-            await sim.simulator.setScript(path: "/scripted/strict", Script(headers: Self.stored("\"s1\""), body: "{\"s\":1}"))
-            try await withSQLiteStore { store, _ in
-                try await withInProcessProxy(origin: sim.baseURL, store: store, options: .init(revalidatesEveryHit: true)) { proxy in
-                    for path in ["/scripted/tolerant", "/scripted/strict"] {
-                        #expect(try await proxy.send(path).cache == "MISS")
-                        await sim.simulator.injectFaults(Fault(route: path, status: 503, body: "{\"down\":true}"))
-                    }
-                    let tolerant = try await proxy.send("/scripted/tolerant")
-                    let strict = try await proxy.send("/scripted/strict")
-                    #expect(tolerant.status == 200 && tolerant.cache == "STALE" && tolerant.body == "{\"t\":1}")
-                    #expect(strict.status == 503 && strict.cache == "MISS" && strict.body == "{\"down\":true}")
-                    // The 503 did not replace the stored copy.
-                    #expect(try await proxy.send("/scripted/strict").cache == "REVALIDATED")
-                }
+        let scripts = [
+            "/scripted/tolerant": Script(headers: Self.stored("\"t1\"", extra: [["Cache-Control", "stale-if-error=600"]]),
+                                         body: "{\"t\":1}"),
+            "/scripted/strict": Script(headers: Self.stored("\"s1\""), body: "{\"s\":1}"),
+        ]
+        try await Self.withRevalidatingProxy(scripts) { proxy, sim in
+            for path in ["/scripted/tolerant", "/scripted/strict"] {
+                #expect(try await proxy.send(path).cache == "MISS")
+                await sim.simulator.injectFaults(Fault(route: path, status: 503, body: "{\"down\":true}"))
             }
+            let tolerant = try await proxy.send("/scripted/tolerant")
+            let strict = try await proxy.send("/scripted/strict")
+            #expect(tolerant.status == 200 && tolerant.cache == "STALE" && tolerant.body == "{\"t\":1}")
+            #expect(strict.status == 503 && strict.cache == "MISS" && strict.body == "{\"down\":true}")
+            // The 503 did not replace the stored copy.
+            #expect(try await proxy.send("/scripted/strict").cache == "REVALIDATED")
         }
     }
 
     @Test("A client that leaves while its revalidation is held at the origin: the proxy lets the request and its key go")
     func clientLeavesMidRevalidation() async throws {
-        try await withSimulator { sim in
-            await sim.simulator.setScript(path: "/scripted/left", Script(headers: Self.stored("\"l1\""), body: "{\"l\":1}"))
-            try await withSQLiteStore { store, _ in
-                try await withInProcessProxy(origin: sim.baseURL, store: store, options: .init(revalidatesEveryHit: true)) { proxy in
-                    #expect(try await proxy.send("/scripted/left").cache == "MISS")
-                    await sim.simulator.hold(route: "/scripted/left")
-                    let client = try RawClient(port: try #require(proxy.base.port))
-                    client.send("GET /scripted/left HTTP/1.1\r\nHost: a\r\n\r\n")
-                    let held = await eventually { await sim.simulator.stats().inFlight >= 1 }
-                    #expect(held, "the revalidation reached the origin")
-                    client.close()
-                    // Hummingbird's connection-state handler does not pass `channelInactive` on: the
-                    // proxy must notice the close all the same, or the key stays claimed.
-                    let noticed = await eventually {
-                        (try? await proxy.metrics()).flatMap { sample($0, "freshet_proxy_requests_in_flight") } == 0
-                    }
-                    #expect(noticed, "the request the client left is no longer in flight")
-                    await sim.simulator.release(route: "/scripted/left")
-                    #expect(try await proxy.send("/scripted/left").cache == "REVALIDATED")
-                }
+        try await Self.withRevalidatingProxy(["/scripted/left": Script(headers: Self.stored("\"l1\""), body: "{\"l\":1}")]) { proxy, sim in
+            #expect(try await proxy.send("/scripted/left").cache == "MISS")
+            await sim.simulator.hold(route: "/scripted/left")
+            let client = try RawClient(port: try #require(proxy.base.port))
+            client.send("GET /scripted/left HTTP/1.1\r\nHost: a\r\n\r\n")
+            let held = await eventually { await sim.simulator.stats().inFlight >= 1 }
+            #expect(held, "the revalidation reached the origin")
+            client.close()
+            // Hummingbird's connection-state handler does not pass `channelInactive` on: the
+            // proxy must notice the close all the same, or the key stays claimed.
+            let noticed = await eventually {
+                (try? await proxy.metrics()).flatMap { sample($0, "freshet_proxy_requests_in_flight") } == 0
             }
+            #expect(noticed, "the request the client left is no longer in flight")
+            await sim.simulator.release(route: "/scripted/left")
+            #expect(try await proxy.send("/scripted/left").cache == "REVALIDATED")
         }
     }
 
     @Test("An origin that does not answer a revalidation in time: the stored copy answers STALE, not 504")
     func timeoutServesStale() async throws {
-        try await withSimulator { sim in
-            await sim.simulator.setScript(path: "/scripted/slow", Script(headers: Self.stored("\"w1\""), body: "{\"w\":1}"))
-            try await withSQLiteStore { store, _ in
-                try await withInProcessProxy(origin: sim.baseURL, store: store, options: .init(revalidatesEveryHit: true),
-                                             headTimeout: .seconds(3)) { proxy in
-                    #expect(try await proxy.send("/scripted/slow").cache == "MISS")
-                    await sim.simulator.hold(route: "/scripted/slow")
-                    let late = try await proxy.send("/scripted/slow")
-                    await sim.simulator.release(route: "/scripted/slow")
-                    #expect(late.status == 200 && late.cache == "STALE" && late.body == "{\"w\":1}")
-                }
-            }
+        let scripts = ["/scripted/slow": Script(headers: Self.stored("\"w1\""), body: "{\"w\":1}")]
+        try await Self.withRevalidatingProxy(scripts, headTimeout: .seconds(3)) { proxy, sim in
+            #expect(try await proxy.send("/scripted/slow").cache == "MISS")
+            await sim.simulator.hold(route: "/scripted/slow")
+            let late = try await proxy.send("/scripted/slow")
+            await sim.simulator.release(route: "/scripted/slow")
+            #expect(late.status == 200 && late.cache == "STALE" && late.body == "{\"w\":1}")
         }
     }
 }

@@ -6,7 +6,8 @@ import NIOHTTP1
 /// answer with `Connection: close` and then the end of the connection (its output half-closed,
 /// as Hummingbird does, so the answer is read whole: §9.6); an HTTP/1.0 request with keep-alive
 /// gets `Connection: keep-alive`. An HTTP/1.0 answer with no `Content-Length` is sent as
-/// HTTP/1.0, its end marked by the close (HTTP/1.0 has no chunked coding).
+/// HTTP/1.0, its end marked by the close (HTTP/1.0 has no chunked coding); an HTTP/1.0 client
+/// gets no interim (`1xx`) answer.
 ///
 /// It sits between NIO's HTTP/1 codec and the HTTP types conversion, which drops the request's
 /// version, and so sees every answer but ``RawHitHandler``'s, which answers HTTP/1.1 keep-alive
@@ -22,6 +23,7 @@ final class HTTP1Persistence: ChannelDuplexHandler, RemovableChannelHandler {
         var request: Int
         var http10: Bool
         var keepAlive: Bool
+        var head: Bool
     }
 
     /// Request heads read, and final answer heads written.
@@ -37,7 +39,7 @@ final class HTTP1Persistence: ChannelDuplexHandler, RemovableChannelHandler {
             let keepAlive = head.isKeepAlive
             if !keepAlive || head.version != .http1_1 {
                 notes.append(Note(request: heads, http10: head.version.major == 1 && head.version.minor == 0,
-                                  keepAlive: keepAlive))
+                                  keepAlive: keepAlive, head: head.method == .HEAD))
             }
             heads &+= 1
         }
@@ -46,14 +48,20 @@ final class HTTP1Persistence: ChannelDuplexHandler, RemovableChannelHandler {
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         switch unwrapOutboundIn(data) {
-        case .head(var head) where head.status.code >= 200:
+        case .head(let head) where head.status.code < 200:
+            // No interim answer to an HTTP/1.0 client (RFC 9110 §15.2).
+            if let note = notes.first, note.request == answers, note.http10 {
+                promise?.succeed()
+                return
+            }
+        case .head(var head):
             let index = answers
             answers &+= 1
             while let first = notes.first, first.request < index { notes.removeFirst() }
             guard let note = notes.first, note.request == index else { break }
             notes.removeFirst()
             var keepAlive = note.keepAlive
-            if note.http10, head.status.mayHaveResponseBody, !head.headers.contains(name: "Content-Length") {
+            if note.http10, !note.head, head.status.mayHaveResponseBody, !head.headers.contains(name: "Content-Length") {
                 head.version = .http1_0
                 keepAlive = false
             }

@@ -378,10 +378,12 @@ final class ProxyHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
         let step = answering.forwarder.revalidationStep(current.pass, head: head, body: body, waited: current.waited)
         switch step {
         case .stale(let answer):
+            // The origin's failure is not read on: its connection is closed, the answer ended now.
             current.dropsBody = true
             let (status, outcome) = write(answer, to: current.request, context: context, codec: codec)
             current.answered = status
             current.outcome = outcome ?? .stale
+            endFromStore(current)
         case .needsBody(let limit) where body == nil:
             current.peekedHead = head
             current.peeked = ByteBuffer()
@@ -396,6 +398,16 @@ final class ProxyHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
             current.newHead = head
             relay(current, head: head, body: body)
         }
+    }
+
+    /// Ends the client's answer from the store to a revalidation before the origin's answer has
+    /// ended: its connection is not kept.
+    private func endFromStore(_ current: Passing) {
+        guard let context, passing === current else { return }
+        passing = nil
+        current.release(keep: false, to: answering.origins)
+        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+        passEnded(current, aborted: false, outcome: current.outcome)
     }
 
     /// Decides on a revalidation's failure with the first bytes of its body, read so far.
@@ -430,7 +442,10 @@ final class ProxyHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
         let origin = current.origin
         current.origin = nil
         origin?.channel.close(promise: nil)
-        if current.answered != nil {
+        if current.dropsBody {
+            // The answer came from the store, whole: only the origin's body that was dropped broke off.
+            endFromStore(current)
+        } else if current.answered != nil {
             // Mid-body: the client sees a cut-off answer, never a complete-looking wrong one.
             passing = nil
             current.release(keep: false, to: answering.origins)
@@ -546,7 +561,7 @@ final class ProxyHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
         if let current = passing {
             passing = nil
             current.release(keep: false, to: answering.origins)
-            passEnded(current, aborted: true)
+            passEnded(current, aborted: true, outcome: current.outcome)
         }
         held = []
     }
