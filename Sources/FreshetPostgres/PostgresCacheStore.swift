@@ -220,7 +220,7 @@ public final class PostgresCacheStore: CacheStore, MemoryLookup, CacheFillCoordi
     /// memory alone (``freshenWithoutWaiting(_:)``), as the SQLite store's default `stampInterval`.
     static let freshenInterval = 60.0
 
-    /// ``saveWithoutWaiting(_:)``, but within ``freshenInterval`` of this instance's last write of
+    /// ``saveWithoutWaiting(_:)``, but within `freshenInterval` (60 s) of this instance's last write of
     /// the key the freshened copy stays in this instance's memory: a revalidation per request
     /// (`freshet proxy --revalidate always`) would otherwise write and notify the fleet on each
     /// `304`. The server's copy, and other instances', are then at most that much older.
