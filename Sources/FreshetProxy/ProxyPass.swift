@@ -148,8 +148,7 @@ extension ProxyForwarder {
         var fields: HTTPFields?
         if budget {
             let response = HTTPResponse(nioStatus: head.status, headers: head.headers)
-            metrics?.rateLimit(response.headerFields, request: pass.request.headerFields)
-            gate.record(response, for: pass.admission)
+            recordBudget(response, of: pass)
             fields = response.headerFields
         }
         if pass.revalidation != nil {
