@@ -398,11 +398,19 @@ public final class SQLiteCacheStore: CacheStore, MemoryLookup, WriteBehindStore 
                 switch change.operation {
                 case .save(let response):
                     let at = stamps[change.tick] ?? stamp
+                    // An upsert, not `INSERT OR REPLACE`: the rows a replace deletes fire no delete
+                    // trigger (unless the connection turns on `recursive_triggers`), and
+                    // `cache_size` would count them still.
                     try db.cachedStatement(sql: """
-                        INSERT OR REPLACE INTO cache_entry
+                        INSERT INTO cache_entry
                             (key, variant, url, status, request_time, response_time, stored_at, last_access,
                              size, headers, body)
                         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        ON CONFLICT (key, variant) DO UPDATE SET
+                            url = excluded.url, status = excluded.status, request_time = excluded.request_time,
+                            response_time = excluded.response_time, stored_at = excluded.stored_at,
+                            last_access = excluded.last_access, size = excluded.size,
+                            headers = excluded.headers, body = excluded.body
                         """).execute(arguments: [
                             response.key, response.variant, response.url, response.status,
                             response.requestTime.timeIntervalSince1970, response.responseTime.timeIntervalSince1970,
@@ -438,14 +446,28 @@ public final class SQLiteCacheStore: CacheStore, MemoryLookup, WriteBehindStore 
     // MARK: - Helpers
 
     /// Deletes least recently used rows until the total size is at most `maxBytes`; returns them.
-    static func evict(_ db: Database, maxBytes: Int) throws -> [(String, String)] {
-        var total = try Int.fetchOne(db, sql: "SELECT coalesce(sum(size), 0) FROM cache_entry") ?? 0
+    ///
+    /// The total is `cache_size`'s, kept by triggers in the transaction of each change (the
+    /// `cache-v2` migration), so a batch does not sum the whole table: that scan took 2.7 ms
+    /// with 40,000 rows, in every batch that saved.
+    static func evict(_ db: Database, maxBytes: Int, recounted: Bool = false) throws -> [(String, String)] {
+        let counted = try Int.fetchOne(db, sql: "SELECT bytes FROM cache_size")
+        guard var total = counted, total >= 0 || recounted else {
+            try CacheSchema.recount(db)
+            return try evict(db, maxBytes: maxBytes, recounted: true)
+        }
         guard total > maxBytes else { return [] }
         var victims: [(rowid: Int64, key: String, variant: String)] = []
         let cursor = try Row.fetchCursor(db, sql: "SELECT rowid, size, key, variant FROM cache_entry ORDER BY last_access, rowid")
         while total > maxBytes, let row = try cursor.next() {
             victims.append((row[0], row[2], row[3]))
             total -= row[1] as Int
+        }
+        if total > maxBytes, !recounted {
+            // More counted than is stored: rows replaced by a writer that bypassed the triggers
+            // (an older Freshet's `INSERT OR REPLACE`). Count again before choosing what goes.
+            try CacheSchema.recount(db)
+            return try evict(db, maxBytes: maxBytes, recounted: true)
         }
         let delete = try db.cachedStatement(sql: "DELETE FROM cache_entry WHERE rowid = ?")
         for victim in victims {
@@ -486,7 +508,7 @@ public struct SQLiteCacheStoreError: Error, CustomStringConvertible {
 extension SQLiteCacheStore {
     /// The identifiers of the cache's migrations, in order. An app's own migrations may not
     /// reuse them.
-    public static let migrationNames = ["cache-v1"]
+    public static let migrationNames = ["cache-v1", "cache-v2"]
 
     /// Registers the migrations that build the cache's tables in an app's migrator (GRDB's
     /// pattern for a library that keeps tables in its user's database). They are independent of
@@ -494,6 +516,9 @@ extension SQLiteCacheStore {
     public static func registerMigrations(in migrator: inout DatabaseMigrator) {
         migrator.registerMigration("cache-v1") { db in
             try CacheSchema.createVersion1(db)
+        }
+        migrator.registerMigration("cache-v2") { db in
+            try CacheSchema.createVersion2(db)
         }
     }
 
@@ -509,8 +534,36 @@ extension SQLiteCacheStore {
     }
 }
 
-/// The tables of the HTTP cache, created by the `cache-v1` migration.
+/// The tables of the HTTP cache, created by the `cache-v1` and `cache-v2` migrations.
 enum CacheSchema {
+    /// `cache_size`: one row, the stored responses' count and bytes, kept by triggers in the
+    /// transaction of every change to `cache_entry`, so that several processes sharing the file
+    /// agree on it and eviction reads it instead of summing the table.
+    static func createVersion2(_ db: Database) throws {
+        try db.execute(sql: """
+            CREATE TABLE cache_size (
+                id INTEGER PRIMARY KEY CHECK (id = 1),
+                entries INTEGER NOT NULL,
+                bytes INTEGER NOT NULL
+            );
+            CREATE TRIGGER cache_size_insert AFTER INSERT ON cache_entry BEGIN
+                UPDATE cache_size SET entries = entries + 1, bytes = bytes + NEW.size;
+            END;
+            CREATE TRIGGER cache_size_delete AFTER DELETE ON cache_entry BEGIN
+                UPDATE cache_size SET entries = entries - 1, bytes = bytes - OLD.size;
+            END;
+            CREATE TRIGGER cache_size_update AFTER UPDATE OF size ON cache_entry BEGIN
+                UPDATE cache_size SET bytes = bytes - OLD.size + NEW.size;
+            END;
+            """)
+        try recount(db)
+    }
+
+    /// Sets `cache_size` from the table itself.
+    static func recount(_ db: Database) throws {
+        try db.execute(sql: "INSERT OR REPLACE INTO cache_size (id, entries, bytes) SELECT 1, count(*), coalesce(sum(size), 0) FROM cache_entry")
+    }
+
     static func createVersion1(_ db: Database) throws {
         // Small columns first: SQLite reads `size` and `last_access` without walking the blobs.
         try db.execute(sql: """

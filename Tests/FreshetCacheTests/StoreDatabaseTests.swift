@@ -104,6 +104,68 @@ struct StoreDatabaseTests {
         }
     }
 
+    // MARK: The stored total
+
+    @Test("The stored count and bytes are kept in the database as rows change; a database from before them is counted")
+    func storedTotal() async throws {
+        let temporary = try StoreTemporaryDirectory()
+        defer { temporary.remove() }
+        let path = temporary.url.appendingPathComponent("cache.sqlite").path
+        do {
+            // A database of the first schema, with two rows in it.
+            let older = try DatabaseQueue(path: path)
+            var migrator = DatabaseMigrator()
+            SQLiteCacheStore.registerMigrations(in: &migrator)
+            try migrator.migrate(older, upTo: "cache-v1")
+            try await older.write { db in
+                for (key, size) in [("a", 70), ("b", 30)] {
+                    try db.execute(sql: """
+                        INSERT INTO cache_entry (key, variant, url, status, request_time, response_time, stored_at,
+                                                 last_access, size, headers, body)
+                        VALUES (?, '', ?, 200, 0, 0, 0, 0, ?, x'', zeroblob(?))
+                        """, arguments: [key, "https://api.example.com/\(key)", size, size])
+                }
+            }
+            try older.close()
+        }
+        let database = try cacheDatabase(in: temporary.url)
+        defer { try? database.close() }
+        /// What the database counts, and what is there.
+        let totals = {
+            try await database.read { db in
+                [try Row.fetchOne(db, sql: "SELECT entries, bytes FROM cache_size").map { [$0[0], $0[1]] as [Int] },
+                 try Row.fetchOne(db, sql: "SELECT count(*), coalesce(sum(size), 0) FROM cache_entry").map { [$0[0], $0[1]] as [Int] }]
+            }
+        }
+        #expect(try await totals() == [[2, 100], [2, 100]])
+
+        let store = SQLiteCacheStore(writer: database, maxBytes: 250)
+        try await store.save(storeSample(key: "a", bodySize: 100))
+        try await store.save(storeSample(key: "c", bodySize: 100))
+        try await store.flush()
+        #expect(try await totals() == [[3, 230], [3, 230]], "a replaced row counts once, with its new size")
+
+        try await store.save(storeSample(key: "d", bodySize: 100))
+        try await store.flush()
+        #expect(try await totals() == [[2, 200], [2, 200]], "the least recently used went to fit 250 bytes")
+        #expect(try await store.variants(forKey: "b").isEmpty)
+
+        try await store.remove(key: "c")
+        #expect(try await totals() == [[1, 100], [1, 100]])
+
+        // Counted more than is stored (a writer that bypassed the triggers): recounted before
+        // choosing what goes, not everything evicted.
+        try await database.write { db in try db.execute(sql: "UPDATE cache_size SET bytes = bytes + 10000") }
+        try await store.save(storeSample(key: "e", bodySize: 100))
+        try await store.save(storeSample(key: "f", bodySize: 100))
+        try await store.flush()
+        #expect(try await totals() == [[2, 200], [2, 200]])
+        #expect(try await store.variants(forKey: "f").count == 1)
+
+        try await store.removeAll()
+        #expect(try await totals() == [[0, 0], [0, 0]])
+    }
+
     // MARK: Stored header fields
 
     @Test func invalidStoredFieldNamesAreSkipped() async throws {
