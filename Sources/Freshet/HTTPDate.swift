@@ -12,16 +12,28 @@ import Foundation
 public enum HTTPDate {
     private static let months = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
     private static let dayNames = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
-    private static let lowerDayNames = dayNames.map { $0.lowercased() }
+    // The names as lowercase bytes, matched without making a string: a cache parses `Date` (and
+    // often `Expires`) of every response it stores or revalidates.
+    private static let lowerMonths = months.map { Array($0.utf8) }
+    private static let lowerDayNames = dayNames.map { Array($0.lowercased().utf8) }
     private static let longDayNames = ["sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday"]
+        .map { Array($0.utf8) }
+    private static let gmt = Array("gmt".utf8)
 
     /// Parses an HTTP-date; `nil` when the text is not one.
     public static func parse(_ text: some StringProtocol) -> Date? {
-        let trimmed = text.trimmingOWS()
-        guard trimmed.utf8.count <= 64 else { return nil }
-        let c = Array(trimmed.utf8)
+        var c = Array(text.utf8)
+        if let first = c.first, let last = c.last, isOWS(first) || isOWS(last) {
+            var (start, end) = (0, c.count)
+            while start < end, isOWS(c[start]) { start += 1 }
+            while start < end, isOWS(c[end - 1]) { end -= 1 }
+            c = Array(c[start..<end])
+        }
+        guard c.count <= 64 else { return nil }
         return imfFixdate(c) ?? rfc850(c) ?? asctime(c)
     }
+
+    private static func isOWS(_ byte: UInt8) -> Bool { byte == space || byte == UInt8(ascii: "\t") }
 
     /// `Sun, 06 Nov 1994 08:49:37 GMT`
     private static func imfFixdate(_ c: [UInt8]) -> Date? {
@@ -33,7 +45,7 @@ public enum HTTPDate {
 
     /// `Sunday, 06-Nov-94 08:49:37 GMT`
     private static func rfc850(_ c: [UInt8]) -> Date? {
-        guard let commaAt = c.firstIndex(of: comma), longDayNames.contains(lowercased(c[..<commaAt])) else { return nil }
+        guard let commaAt = c.firstIndex(of: comma), longDayNames.contains(where: { matches(c[..<commaAt], $0) }) else { return nil }
         let r = Array(c[(commaAt + 1)...])  // " 06-Nov-94 08:49:37 GMT"
         guard r.count == 23, r[0] == space, r[3] == dash, r[7] == dash, r[10] == space, r[19] == space,
               isGMT(r[20..<23]), let day = number(r[1..<3]), let month = month(r[4..<7]),
@@ -71,18 +83,24 @@ public enum HTTPDate {
 
     private static let space = UInt8(ascii: " "), comma = UInt8(ascii: ","), dash = UInt8(ascii: "-")
 
-    private static func lowercased(_ bytes: ArraySlice<UInt8>) -> String {
-        String(decoding: bytes.map { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) ? $0 + 32 : $0 }, as: UTF8.self)
+    /// Whether `bytes`, ASCII letters lowercased, are `lower`.
+    private static func matches(_ bytes: ArraySlice<UInt8>, _ lower: [UInt8]) -> Bool {
+        guard bytes.count == lower.count else { return false }
+        for (byte, expected) in zip(bytes, lower) {
+            let folded = (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte + 32 : byte
+            guard folded == expected else { return false }
+        }
+        return true
     }
 
     private static func isDayName(_ bytes: ArraySlice<UInt8>) -> Bool {
-        lowerDayNames.contains(lowercased(bytes))
+        lowerDayNames.contains { matches(bytes, $0) }
     }
 
-    private static func isGMT(_ bytes: ArraySlice<UInt8>) -> Bool { lowercased(bytes) == "gmt" }
+    private static func isGMT(_ bytes: ArraySlice<UInt8>) -> Bool { matches(bytes, gmt) }
 
     private static func month(_ bytes: ArraySlice<UInt8>) -> Int? {
-        months.firstIndex(of: lowercased(bytes)).map { $0 + 1 }
+        lowerMonths.firstIndex { matches(bytes, $0) }.map { $0 + 1 }
     }
 
     /// The value of a run of ASCII digits; `nil` if any byte is not one.
@@ -97,9 +115,10 @@ public enum HTTPDate {
 
     /// `time` is exactly `HH:MM:SS`.
     private static func make(year: Int, month: Int, day: Int, time: ArraySlice<UInt8>) -> Date? {
-        let t = Array(time)
-        guard t.count == 8, t[2] == UInt8(ascii: ":"), t[5] == UInt8(ascii: ":"),
-              let hour = number(t[0..<2]), let minute = number(t[3..<5]), let second = number(t[6..<8]),
+        let t = time.startIndex
+        guard time.count == 8, time[t + 2] == UInt8(ascii: ":"), time[t + 5] == UInt8(ascii: ":"),
+              let hour = number(time[t..<t + 2]), let minute = number(time[t + 3..<t + 5]),
+              let second = number(time[t + 6..<t + 8]),
               (1...31).contains(day), (0...23).contains(hour), (0...59).contains(minute), (0...60).contains(second),
               // Before 1583 a date's calendar (Julian or Gregorian) is a guess: not a date here.
               (1583...9999).contains(year) else { return nil }

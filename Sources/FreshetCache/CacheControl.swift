@@ -70,62 +70,98 @@ public struct CacheControl: Sendable, Equatable {
     }
 
     private mutating func parse(_ value: String) {
-        // Works on UTF-8 bytes: every delimiter is ASCII, so slicing between them is safe.
-        var bytes = value.utf8[...]
-        func isSpace(_ byte: UInt8) -> Bool { byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
-        func text(_ slice: Substring.UTF8View.SubSequence) -> String { String(Substring(slice)) }
-        while !bytes.isEmpty {
-            while let first = bytes.first, isSpace(first) || first == UInt8(ascii: ",") { bytes = bytes.dropFirst() }
-            guard !bytes.isEmpty else { break }
-            let nameEnd = bytes.firstIndex { $0 == UInt8(ascii: "=") || $0 == UInt8(ascii: ",") } ?? bytes.endIndex
-            let rawName = bytes[..<nameEnd]
-            let name = text(rawName).trimmingOWS().lowercased()
-            bytes = bytes[nameEnd...]
+        var value = value
+        // Works on the UTF-8 bytes in place (every delimiter is ASCII): a stored response's field
+        // is parsed on each revalidation, and a request's on each request.
+        value.withUTF8 { parse(bytes: $0) }
+    }
+
+    private mutating func parse(bytes: UnsafeBufferPointer<UInt8>) {
+        @inline(__always) func isSpace(_ byte: UInt8) -> Bool { byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+        /// `bytes[range]` without leading and trailing spaces and tabs.
+        func trimmed(_ range: Range<Int>) -> Range<Int> {
+            var (start, end) = (range.lowerBound, range.upperBound)
+            while start < end, isSpace(bytes[start]) { start += 1 }
+            while start < end, isSpace(bytes[end - 1]) { end -= 1 }
+            return start..<end
+        }
+        func text(_ range: Range<Int>) -> String { String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self) }
+        /// A directive's name: trimmed and lowercased; `nil` when empty or with a space inside.
+        func name(_ range: Range<Int>) -> String? {
+            let range = trimmed(range)
+            guard !range.isEmpty else { return nil }
+            var ascii = true
+            var upper = false
+            for index in range {
+                let byte = bytes[index]
+                if byte == UInt8(ascii: " ") { return nil }
+                if byte >= 0x80 { ascii = false }
+                if byte >= UInt8(ascii: "A"), byte <= UInt8(ascii: "Z") { upper = true }
+            }
+            if !ascii { return text(range).lowercased() }
+            guard upper else { return text(range) }
+            return String(unsafeUninitializedCapacity: range.count) { buffer in
+                for (offset, index) in range.enumerated() {
+                    let byte = bytes[index]
+                    buffer[offset] = byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
+                }
+                return range.count
+            }
+        }
+        func nextComma(from start: Int) -> Int {
+            var index = start
+            while index < bytes.count, bytes[index] != UInt8(ascii: ",") { index += 1 }
+            return index
+        }
+        if directives.isEmpty { directives.reserveCapacity(4) }
+        var position = 0
+        let end = bytes.count
+        while position < end {
+            while position < end, isSpace(bytes[position]) || bytes[position] == UInt8(ascii: ",") { position += 1 }
+            guard position < end else { break }
+            var nameEnd = position
+            while nameEnd < end, bytes[nameEnd] != UInt8(ascii: "="), bytes[nameEnd] != UInt8(ascii: ",") { nameEnd += 1 }
+            let rawName = position..<nameEnd
+            position = nameEnd
             var directiveValue: String?
-            if bytes.first == UInt8(ascii: "=") {
-                bytes = bytes.dropFirst()
+            if position < end, bytes[position] == UInt8(ascii: "=") {
+                position += 1
                 // RFC 9111 §5.2: `token [ "=" ( token / quoted-string ) ]`, no whitespace around
                 // "=". `max-age =60` or `max-age= 60` has no valid value: like any invalid value
                 // it counts as the most restrictive reading (for freshness, 0).
                 // (A bare `private`/`no-cache` is the broadest reading; a bare `max-age` is 0.)
-                if rawName.last.map(isSpace) == true || bytes.first.map(isSpace) == true {
-                    while let first = bytes.first, isSpace(first) { bytes = bytes.dropFirst() }
-                    if bytes.first == UInt8(ascii: "\"") {
+                if (!rawName.isEmpty && isSpace(bytes[nameEnd - 1])) || (position < end && isSpace(bytes[position])) {
+                    while position < end, isSpace(bytes[position]) { position += 1 }
+                    if position < end, bytes[position] == UInt8(ascii: "\"") {
                         // Skip the quoted string whole, so a comma inside it does not start a directive.
-                        bytes = bytes.dropFirst()
-                        while let byte = bytes.first, byte != UInt8(ascii: "\"") {
-                            bytes = bytes.dropFirst()
-                            if byte == UInt8(ascii: "\\"), !bytes.isEmpty { bytes = bytes.dropFirst() }
+                        position += 1
+                        while position < end, bytes[position] != UInt8(ascii: "\"") {
+                            position += bytes[position] == UInt8(ascii: "\\") && position + 1 < end ? 2 : 1
                         }
-                        bytes = bytes.dropFirst()
+                        position = min(position + 1, end)
                     }
-                    bytes = bytes[(bytes.firstIndex(of: UInt8(ascii: ",")) ?? bytes.endIndex)...]
-                    if !name.isEmpty, !name.utf8.contains(UInt8(ascii: " ")), directives[name] == nil { directives[name] = .some(nil) }
+                    position = nextComma(from: position)
+                    if let name = name(rawName), directives[name] == nil { directives[name] = .some(nil) }
                     continue
                 }
-                if bytes.first == UInt8(ascii: "\"") {
-                    bytes = bytes.dropFirst()
+                if position < end, bytes[position] == UInt8(ascii: "\"") {
+                    position += 1
                     var unquoted: [UInt8] = []
-                    while let byte = bytes.first, byte != UInt8(ascii: "\"") {
-                        bytes = bytes.dropFirst()
-                        if byte == UInt8(ascii: "\\"), let escaped = bytes.first {
-                            unquoted.append(escaped)
-                            bytes = bytes.dropFirst()
-                        } else {
-                            unquoted.append(byte)
-                        }
+                    while position < end, bytes[position] != UInt8(ascii: "\"") {
+                        if bytes[position] == UInt8(ascii: "\\"), position + 1 < end { position += 1 }
+                        unquoted.append(bytes[position])
+                        position += 1
                     }
-                    bytes = bytes.dropFirst()  // the closing quote (if any)
-                    // Anything after the closing quote up to the comma is junk; skip it.
-                    bytes = bytes[(bytes.firstIndex(of: UInt8(ascii: ",")) ?? bytes.endIndex)...]
+                    // The closing quote (if any); anything after it up to the comma is junk.
+                    position = nextComma(from: min(position + 1, end))
                     directiveValue = String(decoding: unquoted, as: UTF8.self)
                 } else {
-                    let end = bytes.firstIndex(of: UInt8(ascii: ",")) ?? bytes.endIndex
-                    directiveValue = text(bytes[..<end]).trimmingOWS()
-                    bytes = bytes[end...]
+                    let valueEnd = nextComma(from: position)
+                    directiveValue = text(trimmed(position..<valueEnd))
+                    position = valueEnd
                 }
             }
-            if !name.isEmpty, !name.utf8.contains(UInt8(ascii: " ")), directives[name] == nil {
+            if let name = name(rawName), directives[name] == nil {
                 directives[name] = .some(directiveValue)
             }
         }

@@ -236,7 +236,7 @@ public struct ProxyForwarder: Sendable {
     /// What the memory tier answers, without suspending (see ``answerFromMemory(_:)``).
     enum MemoryAnswer: Sendable {
         /// The stored response, whole, as a hit (or stale where the request allowed it): the
-        /// server sends ``storedHead(_:)`` with `Age: age` and `X-Cache`, and the stored body
+        /// server sends `PreparedAnswers.storedHead(_:)` with `Age: age` and `X-Cache`, and the stored body
         /// (none to a `HEAD`).
         case stored(CachedResponse, age: Int, outcome: CacheOutcome)
         /// Any other answer from the store (a `304` to a validation request, a range), shaped.
@@ -312,18 +312,6 @@ public struct ProxyForwarder: Sendable {
     static func isSentWhole(_ stored: CachedResponse) -> Bool {
         stored.status >= 200 && stored.status != 204 && stored.status != 206 && stored.status != 304
             && stored.headers.contains(.date)
-    }
-
-    /// The head a client gets for a stored response sent whole (``MemoryAnswer/stored(_:age:outcome:)``),
-    /// without `Age` and `X-Cache`, which change from answer to answer: its forwardable fields,
-    /// `Via`, and a `Content-Length` of the stored body.
-    static func storedHead(_ stored: CachedResponse) -> HTTPResponse {
-        var fields = ProxyHeaders.forwardable(stored.headers)
-        fields[.age] = nil
-        fields[.xCache] = nil
-        fields[.contentLength] = String(stored.body.count)
-        fields.append(HTTPField(name: .via, value: ProxyHeaders.via))
-        return HTTPResponse(status: .init(code: stored.status), headerFields: fields)
     }
 
     /// What the store is asked: a validation request without the client's validators (the store

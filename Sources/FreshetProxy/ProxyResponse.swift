@@ -65,7 +65,12 @@ enum ProxyHeaders {
     /// Whether a field (by its lowercase name) never goes on: a hop-by-hop field, a `Proxy-*`
     /// field, or `Host`.
     static func isHopByHop(_ name: String) -> Bool {
-        HTTPField.Name.hopByHop.contains(name) || name == "host" || name.hasPrefix("proxy-")
+        // Asked of every field of every answer and forwarded request: the names are short and few,
+        // so comparing them costs less than hashing into `hopByHop` (a test holds the two alike).
+        switch name {
+        case "connection", "keep-alive", "te", "trailer", "transfer-encoding", "upgrade", "host": return true
+        default: return name.utf8.count >= 6 && name.utf8.starts(with: "proxy-".utf8)
+        }
     }
 }
 

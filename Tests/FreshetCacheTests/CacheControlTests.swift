@@ -76,6 +76,16 @@ struct CacheControlTests {
         }
         #expect(CacheControl(parsing: ", , max-age=3 ,").maxAge == 3)
     }
+
+    @Test("Edges of the byte parser: a value before any name, an escape at the end, names beyond ASCII, tabs")
+    func byteParserEdges() {
+        #expect(CacheControl(parsing: " =5, max-age=7").directives == ["max-age": "7"])
+        #expect(CacheControl(parsing: #"ext="a\"#).value("ext") == #"a\"#, "an escape with nothing after it is kept")
+        #expect(CacheControl(parsing: #"ext="a\"b", X"#).directives == ["ext": #"a"b"#, "x": String?.none])
+        #expect(CacheControl(parsing: "Ünïcode-Ext=Ä, MAX-AGE=9").directives == ["ünïcode-ext": "Ä", "max-age": "9"])
+        #expect(CacheControl(parsing: "\tno-cache\t,\tmax-age=4\t").directives == ["no-cache": String?.none, "max-age": "4"])
+        #expect(CacheControl(parsing: "max-age=\t4").maxAge == 0, "whitespace after = is no valid value")
+    }
 }
 
 @Suite("Freshness and age (RFC 9111 §4.2)")

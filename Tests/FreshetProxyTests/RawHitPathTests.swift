@@ -121,6 +121,28 @@ struct RawHitPathTests {
         }
     }
 
+    @Test("A stored response's head for clients: no hop-by-hop or listed fields, no Age or X-Cache, its own length, Via")
+    func storedHeadForClients() {
+        var fields = HTTPFields()
+        for (name, value) in [("Connection", "X-Listed"), ("Keep-Alive", "timeout=5"), ("Content-Length", "99"),
+                              ("X-Listed", "gone"), ("ETag", "\"v1\""), ("Age", "30"), ("X-Cache", "HIT"),
+                              ("Proxy-Authenticate", "Basic"), ("Content-Length", "98"), ("Cache-Control", "max-age=60")] {
+            fields.append(HTTPField(name: HTTPField.Name(name)!, value: value))
+        }
+        let stored = CachedResponse(key: "k", variant: "", url: "https://api.example.com/k", status: 299, headers: fields,
+                                    body: Data("{}".utf8), requestTime: Date(), responseTime: Date())
+        let head = PreparedAnswers.storedHead(stored)
+        #expect(head.status == .custom(code: 299, reasonPhrase: ""))
+        #expect(head.headers.map { "\($0.name): \($0.value)" }
+            == ["Content-Length: 2", "ETag: \"v1\"", "Cache-Control: max-age=60", "Via: \(ProxyHeaders.via)"])
+        for name in HTTPField.Name.hopByHop.union(["host", "proxy-authorization", "proxy-", "proxy-x"]) {
+            #expect(ProxyHeaders.isHopByHop(name), "\(name)")
+        }
+        for name in ["etag", "proxy", "x-proxy-id", "tea", "hosts", "connections"] {
+            #expect(!ProxyHeaders.isHopByHop(name), "\(name)")
+        }
+    }
+
     /// A stored answer for `/hit`, then whatever the test sends over one raw connection.
     static func withStoredHit(idleTimeout: Duration? = nil, _ body: (RawOrigin, URL) async throws -> Void) async throws {
         let answer = "HTTP/1.1 200 OK\r\nContent-Length: 7\r\nCache-Control: public, max-age=600\r\nETag: \"v1\"\r\n"

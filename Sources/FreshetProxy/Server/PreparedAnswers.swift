@@ -1,14 +1,13 @@
 import Foundation
 import Freshet
 import FreshetCache
+import HTTPTypes
 import NIOCore
 import NIOHTTP1
-import NIOHTTPTypesHTTP1
 
-/// Stored responses as the proxy writes them: the client's head (``ProxyForwarder/storedHead(_:)``
-/// as NIO's HTTP/1 head) and the body in a `ByteBuffer`, made once per stored response
-/// (``FreshetCache/CachedResponse/Version``), and the head with `X-Cache` and `Age` once per
-/// second of age — so a hit allocates nothing for its answer and converts nothing. The head is
+/// Stored responses as the proxy writes them: the client's head (``storedHead(_:)``) and the
+/// body in a `ByteBuffer`, made once per stored response (``FreshetCache/CachedResponse/Version``),
+/// and the head with `X-Cache` and `Age` once per second of age — so a hit allocates nothing for its answer and converts nothing. The head is
 /// kept twice: as NIO's head for its encoder, and as the bytes that encoder would write, for the
 /// raw hit path (``RawHitHandler``) that writes below it.
 ///
@@ -59,7 +58,7 @@ struct PreparedAnswers: Sendable {
     private func prepared<Result: Sendable>(_ stored: CachedResponse, age: Int, outcome: CacheOutcome,
                                             _ body: (inout Ready) -> Result) -> Result {
         memo.withValue(for: stored, make: {
-            let base = HTTPResponseHead(ProxyForwarder.storedHead(stored))
+            let base = Self.storedHead(stored)
             let entry = Entry(base: base, age: age, outcome: outcome,
                               answer: Self.ready(base, body: ByteBuffer(bytes: stored.body), age: age, outcome: outcome))
             return (entry, stored.body.count)
@@ -71,6 +70,35 @@ struct PreparedAnswers: Sendable {
             }
             return body(&entry.answer)
         }
+    }
+
+    /// The head a client gets for a stored response sent whole
+    /// (``ProxyForwarder/MemoryAnswer/stored(_:age:outcome:)``), without `Age`, `X-Cache` and
+    /// `Cache-Status`, which change from answer to answer: its forwardable fields
+    /// (``ProxyHeaders/forwardable(_:)``'s rule), a `Content-Length` of the stored body where the
+    /// stored one was, and `Via`. Made as NIO's head in one pass: a revalidated response is a new
+    /// version, and its head is made again on every revalidation.
+    static func storedHead(_ stored: CachedResponse) -> HTTPResponseHead {
+        let connection = stored.headers[values: .connection]
+        let listed = connection.isEmpty ? [] : ProxyHeaders.listed(in: connection)
+        var headers = HTTPHeaders()
+        headers.reserveCapacity(stored.headers.count + 2)
+        var length: String? = String(stored.body.count)
+        for field in stored.headers {
+            let name = field.name.canonicalName
+            if name == "age" || name == "x-cache" || ProxyHeaders.isHopByHop(name) || listed.contains(name) { continue }
+            if name == "content-length" {
+                if let value = length { headers.add(name: field.name.rawName, value: value) }
+                length = nil
+                continue
+            }
+            headers.add(name: field.name.rawName, value: field.value)
+        }
+        if let length { headers.add(name: "Content-Length", value: length) }
+        headers.add(name: "Via", value: ProxyHeaders.via)
+        let status = HTTPResponse.Status(code: stored.status)
+        return HTTPResponseHead(version: .http1_1, status: .init(statusCode: status.code, reasonPhrase: status.reasonPhrase),
+                                headers: headers)
     }
 
     private static func ready(_ base: HTTPResponseHead, body: ByteBuffer, age: Int, outcome: CacheOutcome) -> Ready {
