@@ -69,7 +69,7 @@ enum ProxyHeaders {
         // so comparing them costs less than hashing into `hopByHop` (a test holds the two alike).
         switch name {
         case "connection", "keep-alive", "te", "trailer", "transfer-encoding", "upgrade", "host": return true
-        default: return name.utf8.count >= 6 && name.utf8.starts(with: "proxy-".utf8)
+        default: return name.utf8.first == UInt8(ascii: "p") && name.hasPrefix("proxy-")
         }
     }
 }
