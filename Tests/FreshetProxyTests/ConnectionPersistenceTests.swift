@@ -19,7 +19,7 @@ struct ConnectionPersistenceTests {
 
     /// Runs `body` with a proxy in front of a simulator where `/scripted/kept` is stored and
     /// `/scripted/unkept` is marked as not kept (forwarded on the event loop).
-    static func withProxy(_ body: @Sendable (InProcessProxy) async throws -> Void) async throws {
+    static func withProxy(_ body: @Sendable (InProcessProxy, RunningSimulator) async throws -> Void) async throws {
         try await withSimulator { sim in
             await sim.simulator.setScript(path: "/scripted/kept", Script(
                 headers: [["Content-Type", "application/json"], ["Cache-Control", "public, max-age=600"]], body: "{\"k\":1}"))
@@ -31,7 +31,7 @@ struct ConnectionPersistenceTests {
                 try await withInProcessProxy(origin: sim.baseURL, store: store) { proxy in
                     #expect(try await proxy.send("/scripted/kept").cache == "MISS")
                     #expect(try await proxy.send("/scripted/unkept").cache == "MISS")
-                    try await body(proxy)
+                    try await body(proxy, sim)
                 }
             }
         }
@@ -46,7 +46,7 @@ struct ConnectionPersistenceTests {
              request: "GET /scripted/unkept HTTP/1.1\r\nHost: a\r\nConnection: close, x-trace\r\n\r\n"),
     ])
     func closedAfterTheAnswer(_ sent: Case) async throws {
-        try await Self.withProxy { proxy in
+        try await Self.withProxy { proxy, _ in
             let client = try RawClient(port: try #require(proxy.base.port))
             defer { client.close() }
             client.send(sent.request)
@@ -57,9 +57,31 @@ struct ConnectionPersistenceTests {
         }
     }
 
+    @Test("A request pipelined behind one that ends the connection is not processed (RFC 9112 §9.6)", arguments: [
+        Case(name: "a hit", request: "GET /scripted/kept HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n"),
+        Case(name: "a miss", request: "GET /scripted/new HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n"),
+        Case(name: "forwarded on the event loop", request: "GET /scripted/unkept HTTP/1.0\r\nHost: a\r\n\r\n"),
+    ])
+    func nothingAfterTheClose(_ sent: Case) async throws {
+        try await Self.withProxy { proxy, sim in
+            let client = try RawClient(port: try #require(proxy.base.port))
+            defer { client.close() }
+            client.send(sent.request + "POST /scripted/after HTTP/1.1\r\nHost: a\r\nContent-Length: 2\r\n\r\n{}"
+                        + "GET /scripted/unkept HTTP/1.1\r\nHost: a\r\n\r\n")
+            let text = await client.read()
+            #expect(text.hasPrefix("HTTP/1.1 200") && text.hasSuffix("\r\n\r\n{\"k\":1}"), "one answer: \(text.prefix(1200))")
+            #expect(text.components(separatedBy: "HTTP/1.1 ").count == 2, "one answer: \(text.prefix(1200))")
+            #expect(client.serverClosed)
+            let log = await sim.simulator.requestLog().map { "\($0.method) \($0.path)" }
+            #expect(!log.contains("POST /scripted/after"), "\(log)")
+            #expect(log.filter { $0 == "GET /scripted/unkept" }.count == (sent.name == "forwarded on the event loop" ? 2 : 1),
+                    "\(log)")
+        }
+    }
+
     @Test("HTTP/1.0 with Connection: keep-alive stays open and says so")
     func http10KeepAlive() async throws {
-        try await Self.withProxy { proxy in
+        try await Self.withProxy { proxy, _ in
             let client = try RawClient(port: try #require(proxy.base.port))
             defer { client.close() }
             client.send("GET /scripted/kept HTTP/1.0\r\nHost: a\r\nConnection: keep-alive\r\n\r\n")
@@ -75,7 +97,7 @@ struct ConnectionPersistenceTests {
 
     @Test("HTTP/1.0, an answer of unknown length: sent as HTTP/1.0, not chunked, its end the close")
     func http10WithoutLength() async throws {
-        try await Self.withProxy { proxy in
+        try await Self.withProxy { proxy, _ in
             let client = try RawClient(port: try #require(proxy.base.port))
             defer { client.close() }
             client.send("GET /_sim/bytes?size=3000&chunked=1 HTTP/1.0\r\nHost: a\r\n\r\n")

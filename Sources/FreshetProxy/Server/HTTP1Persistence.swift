@@ -7,7 +7,9 @@ import NIOHTTP1
 /// as Hummingbird does, so the answer is read whole: §9.6); an HTTP/1.0 request with keep-alive
 /// gets `Connection: keep-alive`. An HTTP/1.0 answer with no `Content-Length` is sent as
 /// HTTP/1.0, its end marked by the close (HTTP/1.0 has no chunked coding); an HTTP/1.0 client
-/// gets no interim (`1xx`) answer.
+/// gets no interim (`1xx`) answer. Nothing sent after a request that ends the connection is
+/// processed (§9.6): NIO's decoder refuses those bytes with an error, which this handler keeps
+/// from failing the request being answered (Hummingbird would answer `400` and close at once).
 ///
 /// It sits between NIO's HTTP/1 codec and the HTTP types conversion, which drops the request's
 /// version, and so sees every answer but ``RawHitHandler``'s, which answers HTTP/1.1 keep-alive
@@ -33,17 +35,34 @@ final class HTTP1Persistence: ChannelDuplexHandler, RemovableChannelHandler {
     private var notes: [Note] = []
     /// The answer being written ends the connection.
     private var closesAfterEnd = false
+    /// The request being read ends the connection; it has been read whole.
+    private var closingRequest = false
+    private var closingRequestRead = false
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        if case .head(let head) = unwrapInboundIn(data) {
+        switch unwrapInboundIn(data) {
+        case .head(let head):
             let keepAlive = head.isKeepAlive
             if !keepAlive || head.version != .http1_1 {
                 notes.append(Note(request: heads, http10: head.version.major == 1 && head.version.minor == 0,
                                   keepAlive: keepAlive, head: head.method == .HEAD))
             }
+            closingRequest = !keepAlive
             heads &+= 1
+        case .end:
+            closingRequestRead = closingRequest
+        case .body:
+            break
         }
         context.fireChannelRead(data)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        // NIO's decoder refuses bytes after a message that ends the connection (and any after
+        // that, as data received in its error state); they are not read anyway, so the request
+        // being answered is not failed for them.
+        if closingRequestRead, error is HTTPParserError || error is ByteToMessageDecoderError { return }
+        context.fireErrorCaught(error)
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
