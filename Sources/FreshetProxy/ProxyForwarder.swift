@@ -360,7 +360,7 @@ public struct ProxyForwarder: Sendable {
     /// The origin's (or the cache's) answer as the client sees it.
     static func clientResponse(_ response: HTTPResponse, body: HTTPBody?, outcome: CacheOutcome) -> ProxyResponse {
         var fields = ProxyHeaders.forwardable(response.headerFields)
-        fields[.xCache] = outcome.rawValue.uppercased()
+        fields[.xCache] = ProxyHeaders.xCache(outcome)
         fields.append(HTTPField(name: .cacheStatus, value: ProxyHeaders.cacheStatus(outcome)))
         fields.append(HTTPField(name: .via, value: ProxyHeaders.via))
         if fields[.date] == nil { fields[.date] = HTTPDate.format(Date()) }

@@ -112,11 +112,11 @@ extension ProxyForwarder {
                 let name = field.name.canonicalName
                 if ProxyHeaders.isHopByHop(name) || field.name == .acceptEncoding || field.name == .expect
                     || field.name == .contentLength || field.name == .transferEncoding { continue }
-                headers.add(name: field.name.rawName, value: field.value)
+                headers.append((field.name.rawName, field.value))
             }
-            headers.add(name: "Accept-Encoding", value: acceptEncoding)
-            for field in extra { headers.add(name: field.name.rawName, value: field.value) }
-            headers.add(name: "Via", value: ProxyHeaders.via)
+            headers.append(("Accept-Encoding", acceptEncoding))
+            for field in extra { headers.append((field.name.rawName, field.value)) }
+            headers.append(("Via", ProxyHeaders.via))
         }
     }
 

@@ -25,6 +25,16 @@ enum ProxyHeaders {
     /// The `Via` entry the proxy adds to requests and responses.
     static let via = "1.1 freshet"
 
+    /// The `X-Cache` value of `outcome`: its name in capitals.
+    static func xCache(_ outcome: CacheOutcome) -> String {
+        switch outcome {
+        case .hit: return "HIT"
+        case .stale: return "STALE"
+        case .revalidated: return "REVALIDATED"
+        case .miss: return "MISS"
+        }
+    }
+
     /// The proxy's member of `Cache-Status` (RFC 9211) for how the cache answered: `hit`, a hit
     /// served stale, a `304` revalidation, or a miss forwarded to the origin.
     static func cacheStatus(_ outcome: CacheOutcome) -> String {

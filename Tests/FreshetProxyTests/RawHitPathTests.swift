@@ -141,6 +141,9 @@ struct RawHitPathTests {
         for name in ["etag", "proxy", "x-proxy-id", "tea", "hosts", "connections"] {
             #expect(!ProxyHeaders.isHopByHop(name), "\(name)")
         }
+        for outcome in CacheOutcome.allCases {
+            #expect(ProxyHeaders.xCache(outcome) == outcome.rawValue.uppercased())
+        }
     }
 
     /// A stored answer for `/hit`, then whatever the test sends over one raw connection.

@@ -81,24 +81,26 @@ struct PreparedAnswers: Sendable {
     static func storedHead(_ stored: CachedResponse) -> HTTPResponseHead {
         let connection = stored.headers[values: .connection]
         let listed = connection.isEmpty ? [] : ProxyHeaders.listed(in: connection)
-        var headers = HTTPHeaders()
-        headers.reserveCapacity(stored.headers.count + 2)
+        // Lines made whole into NIO's headers: `HTTPHeaders.add` checks each name byte by byte,
+        // and these are `HTTPField.Name`s, valid already.
+        var lines: [(String, String)] = []
+        lines.reserveCapacity(stored.headers.count + 2)
         var length: String? = String(stored.body.count)
         for field in stored.headers {
             let name = field.name.canonicalName
             if name == "age" || name == "x-cache" || ProxyHeaders.isHopByHop(name) || listed.contains(name) { continue }
             if name == "content-length" {
-                if let value = length { headers.add(name: field.name.rawName, value: value) }
+                if let value = length { lines.append((field.name.rawName, value)) }
                 length = nil
                 continue
             }
-            headers.add(name: field.name.rawName, value: field.value)
+            lines.append((field.name.rawName, field.value))
         }
-        if let length { headers.add(name: "Content-Length", value: length) }
-        headers.add(name: "Via", value: ProxyHeaders.via)
+        if let length { lines.append(("Content-Length", length)) }
+        lines.append(("Via", ProxyHeaders.via))
         let status = HTTPResponse.Status(code: stored.status)
         return HTTPResponseHead(version: .http1_1, status: .init(statusCode: status.code, reasonPhrase: status.reasonPhrase),
-                                headers: headers)
+                                headers: HTTPHeaders(lines))
     }
 
     private static func ready(_ base: HTTPResponseHead, body: ByteBuffer, age: Int, outcome: CacheOutcome) -> Ready {
@@ -122,7 +124,7 @@ struct PreparedAnswers: Sendable {
 
     private static func head(_ base: HTTPResponseHead, age: Int, outcome: CacheOutcome) -> HTTPResponseHead {
         var head = base
-        head.headers.add(name: "X-Cache", value: outcome.rawValue.uppercased())
+        head.headers.add(name: "X-Cache", value: ProxyHeaders.xCache(outcome))
         head.headers.add(name: "Cache-Status", value: ProxyHeaders.cacheStatus(outcome))
         head.headers.add(name: "Age", value: String(age))
         return head

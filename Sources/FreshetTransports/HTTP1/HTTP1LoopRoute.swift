@@ -21,17 +21,27 @@ extension HTTP1ConnectionPool {
         let key: Key
         /// The origin's path prefix, without a trailing slash (empty for none).
         let prefix: String
+        /// The `Host` field of every head, made once.
+        let host: String
+
+        init(pool: HTTP1ConnectionPool, key: Key, prefix: String) {
+            self.pool = pool
+            self.key = key
+            self.prefix = prefix
+            host = HTTP1Transport.hostField(for: key)
+        }
 
         /// A request head for `target` (in origin form) after the origin's path prefix: `Host`
-        /// first, then the lines `add` writes (at most `lines` of them, no body: they must not
-        /// frame one).
+        /// first, then the (name, value) lines `add` appends (at most `lines` of them, no body:
+        /// they must not frame one). Names must be valid field names, as `HTTPField.Name`s are:
+        /// the lines become NIO's headers whole, without `HTTPHeaders.add`'s check of each name.
         public func head(_ method: HTTPMethod, target: String, lines: Int,
-                         add: (inout HTTPHeaders) -> Void) -> HTTPRequestHead {
-            var headers = HTTPHeaders()
+                         add: (inout [(String, String)]) -> Void) -> HTTPRequestHead {
+            var headers: [(String, String)] = []
             headers.reserveCapacity(lines + 1)
-            headers.add(name: "Host", value: HTTP1Transport.hostField(for: key))
+            headers.append(("Host", host))
             add(&headers)
-            return HTTPRequestHead(version: .http1_1, method: method, uri: prefix + target, headers: headers)
+            return HTTPRequestHead(version: .http1_1, method: method, uri: prefix + target, headers: HTTPHeaders(headers))
         }
 
         /// Connects a channel to the origin on `loop`; `configure` runs on the loop once the codec

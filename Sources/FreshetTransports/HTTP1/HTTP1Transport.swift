@@ -192,7 +192,8 @@ public struct HTTP1Transport: ClientTransport {
     /// The `Host` field for `key`'s origin: its host (an IPv6 one in brackets), and its port
     /// unless it is the scheme's default.
     static func hostField(for key: HTTP1ConnectionPool.Key) -> String {
-        let host = key.host.contains(":") ? "[\(key.host)]" : key.host
+        // A byte search: `String.contains(_:)` with Foundation imported is a CFString search.
+        let host = key.host.utf8.contains(UInt8(ascii: ":")) ? "[\(key.host)]" : key.host
         let defaultPort = key.scheme == "https" ? 443 : 80
         return key.port == defaultPort ? host : "\(host):\(key.port)"
     }
