@@ -80,7 +80,14 @@ struct CachePolicy: Sendable {
 
     /// The directives of the first of ``Options/targetedFields`` present in `fields`, if any.
     func targetedControl(_ fields: HTTPFields) -> CacheControl? {
-        for name in options.targetedFields {
+        // Most responses carry none: one pass that compares a name only when its length matches
+        // (a lookup per targeted name compares every field's name, ~800 instructions a lookup).
+        let targeted = options.targetedFields
+        guard !targeted.isEmpty, fields.contains(where: { field in
+            let length = field.name.canonicalName.utf8.count
+            return targeted.contains { $0.canonicalName.utf8.count == length && $0 == field.name }
+        }) else { return nil }
+        for name in targeted {
             if let control = CacheControl(targeted: fields, field: name), !control.directives.isEmpty { return control }
         }
         return nil
