@@ -236,8 +236,8 @@ public struct ProxyForwarder: Sendable {
     /// What the memory tier answers, without suspending (see ``answerFromMemory(_:)``).
     enum MemoryAnswer: Sendable {
         /// The stored response, whole, as a hit (or stale where the request allowed it): the
-        /// server sends `PreparedAnswers.storedHead(_:)` with `Age: age` and `X-Cache`, and the stored body
-        /// (none to a `HEAD`).
+        /// server sends `PreparedAnswers.storedHead(_:)` with `Age: age` and `X-Cache`, and the
+        /// stored body (none to a `HEAD`).
         case stored(CachedResponse, age: Int, outcome: CacheOutcome)
         /// Any other answer from the store (a `304` to a validation request, a range), shaped.
         case response(ProxyResponse)

@@ -7,9 +7,10 @@ import NIOHTTP1
 
 /// Stored responses as the proxy writes them: the client's head (``storedHead(_:)``) and the
 /// body in a `ByteBuffer`, made once per stored response (``FreshetCache/CachedResponse/Version``),
-/// and the head with `X-Cache` and `Age` once per second of age — so a hit allocates nothing for its answer and converts nothing. The head is
-/// kept twice: as NIO's head for its encoder, and as the bytes that encoder would write, for the
-/// raw hit path (``RawHitHandler``) that writes below it.
+/// and the head with `X-Cache` and `Age` once per second of age — so a hit allocates nothing for
+/// its answer and converts nothing. The head is kept twice: as NIO's head for its encoder, and as
+/// the bytes that encoder would write, for the raw hit path (``RawHitHandler``) that writes below
+/// it.
 ///
 /// Shared by every connection of a server. Bounded: past ``capacity`` stored responses or
 /// ``capacityBytes`` of bodies it starts over (a `VersionedMemo`, one lock per answer).
@@ -73,8 +74,8 @@ struct PreparedAnswers: Sendable {
     }
 
     /// The head a client gets for a stored response sent whole
-    /// (``ProxyForwarder/MemoryAnswer/stored(_:age:outcome:)``), without `Age`, `X-Cache` and
-    /// `Cache-Status`, which change from answer to answer: its forwardable fields
+    /// (``ProxyForwarder/MemoryAnswer/stored(_:age:outcome:)``), without `Age` and `X-Cache`,
+    /// which change from answer to answer: its forwardable fields
     /// (``ProxyHeaders/forwardable(_:)``'s rule), a `Content-Length` of the stored body where the
     /// stored one was, and `Via`. Made as NIO's head in one pass: a revalidated response is a new
     /// version, and its head is made again on every revalidation.
