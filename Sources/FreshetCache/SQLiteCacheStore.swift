@@ -398,19 +398,11 @@ public final class SQLiteCacheStore: CacheStore, MemoryLookup, WriteBehindStore 
                 switch change.operation {
                 case .save(let response):
                     let at = stamps[change.tick] ?? stamp
-                    // An upsert, not `INSERT OR REPLACE`: the rows a replace deletes fire no delete
-                    // trigger (unless the connection turns on `recursive_triggers`), and
-                    // `cache_size` would count them still.
                     try db.cachedStatement(sql: """
-                        INSERT INTO cache_entry
+                        INSERT OR REPLACE INTO cache_entry
                             (key, variant, url, status, request_time, response_time, stored_at, last_access,
                              size, headers, body)
                         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                        ON CONFLICT (key, variant) DO UPDATE SET
-                            url = excluded.url, status = excluded.status, request_time = excluded.request_time,
-                            response_time = excluded.response_time, stored_at = excluded.stored_at,
-                            last_access = excluded.last_access, size = excluded.size,
-                            headers = excluded.headers, body = excluded.body
                         """).execute(arguments: [
                             response.key, response.variant, response.url, response.status,
                             response.requestTime.timeIntervalSince1970, response.responseTime.timeIntervalSince1970,
@@ -451,8 +443,8 @@ public final class SQLiteCacheStore: CacheStore, MemoryLookup, WriteBehindStore 
     /// `cache-v2` migration), so a batch does not sum the whole table: that scan took 2.7 ms
     /// with 40,000 rows, in every batch that saved.
     static func evict(_ db: Database, maxBytes: Int, recounted: Bool = false) throws -> [(String, String)] {
-        let counted = try Int.fetchOne(db, sql: "SELECT bytes FROM cache_size")
-        guard var total = counted, total >= 0 || recounted else {
+        guard var total = try Int.fetchOne(db, sql: "SELECT bytes FROM cache_size"), total >= 0 || recounted else {
+            guard !recounted else { return [] }
             try CacheSchema.recount(db)
             return try evict(db, maxBytes: maxBytes, recounted: true)
         }
@@ -464,8 +456,8 @@ public final class SQLiteCacheStore: CacheStore, MemoryLookup, WriteBehindStore 
             total -= row[1] as Int
         }
         if total > maxBytes, !recounted {
-            // More counted than is stored: rows replaced by a writer that bypassed the triggers
-            // (an older Freshet's `INSERT OR REPLACE`). Count again before choosing what goes.
+            // More counted than is stored: a change the triggers did not see (a connection with
+            // `recursive_triggers` on, a hand edit). Count again before choosing what goes.
             try CacheSchema.recount(db)
             return try evict(db, maxBytes: maxBytes, recounted: true)
         }
@@ -538,7 +530,10 @@ extension SQLiteCacheStore {
 enum CacheSchema {
     /// `cache_size`: one row, the stored responses' count and bytes, kept by triggers in the
     /// transaction of every change to `cache_entry`, so that several processes sharing the file
-    /// agree on it and eviction reads it instead of summing the table.
+    /// agree on it and eviction reads it instead of summing the table. An `INSERT OR REPLACE`
+    /// (this store's, or an older Freshet's on the same file) deletes the row it replaces without
+    /// firing a delete trigger (unless `recursive_triggers` is on), so what it replaces is taken
+    /// off before the insert.
     static func createVersion2(_ db: Database) throws {
         try db.execute(sql: """
             CREATE TABLE cache_size (
@@ -546,6 +541,11 @@ enum CacheSchema {
                 entries INTEGER NOT NULL,
                 bytes INTEGER NOT NULL
             );
+            CREATE TRIGGER cache_size_replace BEFORE INSERT ON cache_entry BEGIN
+                UPDATE cache_size SET
+                    entries = entries - (SELECT count(*) FROM cache_entry WHERE key = NEW.key AND variant = NEW.variant),
+                    bytes = bytes - coalesce((SELECT size FROM cache_entry WHERE key = NEW.key AND variant = NEW.variant), 0);
+            END;
             CREATE TRIGGER cache_size_insert AFTER INSERT ON cache_entry BEGIN
                 UPDATE cache_size SET entries = entries + 1, bytes = bytes + NEW.size;
             END;

@@ -85,6 +85,8 @@ struct CacheControlTests {
         #expect(CacheControl(parsing: "Ünïcode-Ext=Ä, MAX-AGE=9").directives == ["ünïcode-ext": "Ä", "max-age": "9"])
         #expect(CacheControl(parsing: "\tno-cache\t,\tmax-age=4\t").directives == ["no-cache": String?.none, "max-age": "4"])
         #expect(CacheControl(parsing: "max-age=\t4").maxAge == 0, "whitespace after = is no valid value")
+        #expect(CacheControl(parsing: #"a= "x\"#).directives == ["a": String?.none], "a quoted string that runs to the end")
+        #expect(CacheControl(parsing: #"private= "a, b", max-age=5"#).directives == ["private": String?.none, "max-age": "5"])
     }
 }
 

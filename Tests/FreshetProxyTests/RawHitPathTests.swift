@@ -3,6 +3,7 @@ import Freshet
 import FreshetCache
 @testable import FreshetProxy
 import FreshetTestSupport
+import FreshetTransports
 import HTTPTypes
 import NIOCore
 import NIOEmbedded
@@ -144,6 +145,32 @@ struct RawHitPathTests {
         for outcome in CacheOutcome.allCases {
             #expect(ProxyHeaders.xCache(outcome) == outcome.rawValue.uppercased())
         }
+    }
+
+    @Test("Once a request that ends the connection is read whole, the raw path answers nothing more and the decoder's refusal of what follows fails nothing")
+    func endingConnection() throws {
+        let forwarder = ProxyForwarder(origin: URL(string: "http://127.0.0.1:9")!, store: MemoryCacheStore(),
+                                       transport: HTTP1Transport())
+        let hits = ProxyHitHandler(answering: HitAnswering(forwarder: forwarder, prepared: PreparedAnswers(), log: nil))
+        let channel = EmbeddedChannel(handler: HTTP1Persistence(hits: hits))
+        defer { _ = try? channel.finish() }
+        let request = { (version: HTTPVersion, headers: HTTPHeaders) throws in
+            try channel.writeInbound(HTTPServerRequestPart.head(HTTPRequestHead(version: version, method: .GET, uri: "/a",
+                                                                                headers: headers)))
+            try channel.writeInbound(HTTPServerRequestPart.end(nil))
+        }
+        try request(.http1_1, ["Host": "a"])
+        try request(.http1_0, ["Host": "a", "Connection": "keep-alive"])
+        #expect(!hits.ending && !hits.busy)
+        try channel.writeInbound(HTTPServerRequestPart.head(HTTPRequestHead(version: .http1_0, method: .GET, uri: "/a",
+                                                                            headers: ["Host": "a"])))
+        #expect(!hits.ending, "not before the request's end")
+        try channel.writeInbound(HTTPServerRequestPart.end(nil))
+        #expect(hits.ending && hits.busy)
+        channel.pipeline.fireErrorCaught(HTTPParserError.closedConnection)
+        #expect(throws: Never.self) { try channel.throwIfErrorCaught() }
+        channel.pipeline.fireErrorCaught(ChannelError.ioOnClosedChannel)
+        #expect(throws: ChannelError.self) { try channel.throwIfErrorCaught() }
     }
 
     /// A stored answer for `/hit`, then whatever the test sends over one raw connection.

@@ -9,7 +9,8 @@ import NIOHTTP1
 /// HTTP/1.0, its end marked by the close (HTTP/1.0 has no chunked coding); an HTTP/1.0 client
 /// gets no interim (`1xx`) answer. Nothing sent after a request that ends the connection is
 /// processed (§9.6): NIO's decoder refuses those bytes with an error, which this handler keeps
-/// from failing the request being answered (Hummingbird would answer `400` and close at once).
+/// from failing the request being answered (Hummingbird would answer `400` and close at once),
+/// and ``ProxyHitHandler/ending`` keeps the raw hit path from answering them.
 ///
 /// It sits between NIO's HTTP/1 codec and the HTTP types conversion, which drops the request's
 /// version, and so sees every answer but ``RawHitHandler``'s, which answers HTTP/1.1 keep-alive
@@ -38,6 +39,12 @@ final class HTTP1Persistence: ChannelDuplexHandler, RemovableChannelHandler {
     /// The request being read ends the connection; it has been read whole.
     private var closingRequest = false
     private var closingRequestRead = false
+    /// Told when a request that ends the connection has been read whole.
+    private let hits: ProxyHitHandler
+
+    init(hits: ProxyHitHandler) {
+        self.hits = hits
+    }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
@@ -55,6 +62,7 @@ final class HTTP1Persistence: ChannelDuplexHandler, RemovableChannelHandler {
             break
         }
         context.fireChannelRead(data)
+        if closingRequestRead { hits.ending = true }
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {

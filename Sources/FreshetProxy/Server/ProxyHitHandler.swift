@@ -61,8 +61,13 @@ final class ProxyHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// failure's (Hummingbird's `400`, then a close), never a hit.
     private var failed = false
 
-    /// Some request the decoder passed on is not answered to its end yet, or the connection failed.
-    var busy: Bool { pending > 0 || swallowing || failed || passing != nil }
+    /// A request that ends the connection has been read whole (``HTTP1Persistence`` says so):
+    /// nothing sent after it is answered (RFC 9112 §9.6), not even a hit from the bytes read.
+    var ending = false
+
+    /// Some request the decoder passed on is not answered to its end yet, or the connection failed
+    /// or is ending.
+    var busy: Bool { pending > 0 || swallowing || failed || ending || passing != nil }
 
     /// A request has been read whole and its answer is still being written (an idle timeout
     /// waits for it).
@@ -619,11 +624,11 @@ struct ProxyHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
                 withPipeliningAssistance: false, withErrorHandling: false, withOutboundHeaderValidation: false,
                 withEncoderConfiguration: .init(), withDecoderLimitConfiguration: limits)
             // Before the HTTP types conversion, which drops the request's version.
-            try sync.addHandler(HTTP1Persistence())
+            let hits = ProxyHitHandler(answering: answering)
+            try sync.addHandler(HTTP1Persistence(hits: hits))
             try sync.addHandler(HTTP1ToHTTPServerCodec(secure: false))
             // The idle timeout is the raw hit handler's: Hummingbird's handler never sees its hits.
             try sync.addHandler(HTTPConnectionStateHandler(idleTimeout: nil, logger: logger))
-            let hits = ProxyHitHandler(answering: answering)
             try sync.addHandler(hits)
             try sync.addHandler(RawHitHandler(answering: answering, hits: hits, idleTimeout: idleTimeout), position: .first)
             return try NIOAsyncChannel(wrappingChannelSynchronously: channel,
