@@ -320,7 +320,85 @@ end
                        "ratio_forwarder": stats["nio"]["rps"] / nginx_rps, "problems": problems}
     for child in (miss, reval, nginx, forwarder):
         child.stop()
+    out += [""] + pass_instructions(bins, tools["nginx"], sim, work, summary)
     return problems
+
+
+def pass_instructions(bins: dict[str, Path], nginx: str, sim: Simulator, work: Path, summary: dict) -> list[str]:
+    """Instructions per forwarded request under callgrind, as `hit_instructions` counts hits: each
+    peer serves 200 and then 1,200 requests to one keep-alive client (the revalidating proxy first
+    stores REVALIDATE_KEYS answers, in both runs alike, then cycles through them); the difference ÷
+    1,000 is one request in user space. freshet's every thread is counted, the store's writer too."""
+    heading = "Instructions per forwarded request (callgrind)"
+    summary["pass_instructions"] = {}
+    valgrind = find_valgrind()
+    if valgrind is None:
+        return [f"{heading}: not measured — no valgrind here (build one with `bench/valgrind-build`)."]
+    small, large = INSTRUCTION_RUNS
+    peers = [("miss", "freshet proxy, miss (`no-store`, forwarded)"),
+             ("revalidate", "freshet proxy `--revalidate always` (`304`)"),
+             ("nio", "bench/forwarder (SwiftNIO)"), ("nginx", "nginx `proxy_pass` (one process)")]
+    counts: dict[str, dict[int, int]] = {key: {} for key, _ in peers}
+    for key, _ in peers:
+        for n in (small, large):
+            out = work / f"callgrind-pass-{key}-{n}.out"
+            wrapper = (valgrind, "--tool=callgrind", f"--callgrind-out-file={out}")
+            try:
+                if key in ("miss", "revalidate"):
+                    extra = ("--revalidate", "always") if key == "revalidate" else ()
+                    child, url, _ = start_freshet(bins["freshet"], sim.url, work, f"cg-pass-{key}-{n}", extra, wrapper=wrapper)
+                elif key == "nio":
+                    child, url = start_forwarder(bins["freshet-bench-forwarder"], sim.port, work, wrapper=wrapper,
+                                                 name=f"forwarder-cg-{n}")
+                else:
+                    child, url = start_nginx(nginx, sim.port, work, "1", cache=False, wrapper=wrapper, name=f"nginx-pass-cg-{n}")
+                wrong = drive_pass(url, n, key)
+                child.stop(timeout=120)
+            except BenchError as error:
+                return [f"{heading}: not measured — {key} under callgrind: {error}"]
+            match = re.search(r"^summary:\s+(\d+)", out.read_text() if out.exists() else "", re.M)
+            if wrong or not match:
+                return [f"{heading}: not measured — {key} under callgrind: "
+                        + (f"{wrong} of {n} answers were not as expected" if wrong else "no callgrind output")]
+            counts[key][n] = int(match.group(1))
+            out.unlink()
+        log(f"  callgrind pass {key}: {counts[key]}")
+    per = {key: (c[large] - c[small]) / (large - small) for key, c in counts.items()}
+    summary["pass_instructions"] = per
+    return [f"{heading}: one keep-alive client, one request at a time, {small:,} and then {large:,} requests; the "
+            f"difference ÷ {large - small:,} is one request in user space (every thread of each process).", "",
+            *table(["peer", f"instructions ({small:,})", f"instructions ({large:,})", "per request", "÷ nginx"],
+                   [[label, f"{counts[key][small]:,}", f"{counts[key][large]:,}", f"{per[key] / 1000:,.1f}k",
+                     fmt_x(per[key] / per["nginx"])] for key, label in peers], "lrrrr")]
+
+
+def drive_pass(url: str, n: int, key: str) -> int:
+    """`n` GETs on one keep-alive connection: the no-store route, or for *revalidate* the stored
+    URLs in turn after storing them; returns how many answers were not a `200` (from freshet: not
+    `X-Cache: MISS`, or `REVALIDATED`)."""
+    host, port = url.removeprefix("http://").split(":")
+    connection = http.client.HTTPConnection(host, int(port), timeout=120)
+    expected = {"miss": "MISS", "revalidate": "REVALIDATED"}.get(key)
+    wrong = 0
+    try:
+        if key == "revalidate":
+            for k in range(REVALIDATE_KEYS):
+                connection.request("GET", f"{SCRIPTED_PATH}?k={k}")
+                response = connection.getresponse()
+                response.read()
+                if response.status != 200:
+                    raise BenchError(f"storing {SCRIPTED_PATH}?k={k} answered {response.status}")
+        for i in range(n):
+            connection.request("GET", f"{SCRIPTED_PATH}?k={i % REVALIDATE_KEYS}" if key == "revalidate" else PASS_PATH)
+            response = connection.getresponse()
+            response.read()
+            if response.status != 200 or (expected and (response.getheader("x-cache") or "").upper() != expected):
+                wrong += 1
+    except OSError as error:
+        raise BenchError(f"the client failed: {error}") from error
+    finally:
+        connection.close()
+    return wrong
 
 
 def case_load(args, bins, tools, sim: Simulator, work: Path, out: list[str], summary: dict):

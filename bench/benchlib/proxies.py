@@ -80,11 +80,13 @@ http {{
     return child, f"http://127.0.0.1:{port}"
 
 
-def start_forwarder(forwarder: Path, origin_port: int, work: Path) -> tuple[Child, str]:
-    """freshet-bench-forwarder (bench/forwarder: the plainest forwarder on SwiftNIO) on a free port."""
-    child = Child("freshet-bench-forwarder", [forwarder, "0", str(origin_port)],
-                  stdout=work / "forwarder.out", stderr=work / "forwarder.err")
-    port = child.wait_for_line(r"listening on (\d+)").group(1)
+def start_forwarder(forwarder: Path, origin_port: int, work: Path, wrapper: tuple[str, ...] = (),
+                    name: str = "forwarder") -> tuple[Child, str]:
+    """freshet-bench-forwarder (bench/forwarder: the plainest forwarder on SwiftNIO) on a free port;
+    `wrapper` goes before the command (valgrind)."""
+    child = Child("freshet-bench-forwarder", [*wrapper, forwarder, "0", str(origin_port)],
+                  stdout=work / f"{name}.out", stderr=work / f"{name}.err")
+    port = child.wait_for_line(r"listening on (\d+)", timeout=120 if wrapper else 30).group(1)
     return child, f"http://127.0.0.1:{port}"
 
 
