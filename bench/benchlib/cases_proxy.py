@@ -14,7 +14,7 @@ import re
 from .cases_throughput import INSTRUCTION_RUNS, find_valgrind
 from .common import BenchError, fail, fmt_x, log, med, row, run, table
 from .machine import fs_type
-from .processes import cpu_seconds, rss_kib, tree
+from .processes import Child, cpu_seconds, rss_kib, tree
 from .proxies import raw_get, scripted_body, start_forwarder, start_freshet, start_nginx, start_varnish, wrk_run
 from .simulator import Simulator
 
@@ -170,23 +170,17 @@ def hit_instructions(freshet: Path, nginx: str, sim: Simulator, work: Path, summ
     counts: dict[str, dict[int, int]] = {"freshet": {}, "nginx": {}}
     for key in counts:
         for n in (small, large):
-            out = work / f"callgrind-hit-{key}-{n}.out"
-            wrapper = (valgrind, "--tool=callgrind", f"--callgrind-out-file={out}")
-            try:
+            def start(wrapper: tuple[str, ...]) -> tuple[Child, str]:
                 if key == "freshet":
                     child, url, _ = start_freshet(freshet, sim.url, work, f"cg-{n}", wrapper=wrapper)
-                else:
-                    child, url = start_nginx(nginx, sim.port, work, "1", wrapper=wrapper, name=f"nginx-cg-{n}")
-                misses = drive_hits(url, n, "x-cache" if key == "freshet" else "x-cache-status")
-                child.stop(timeout=120)
+                    return child, url
+                return start_nginx(nginx, sim.port, work, "1", wrapper=wrapper, name=f"nginx-cg-{n}")
+            try:
+                counts[key][n] = callgrind_count(valgrind, work / f"callgrind-hit-{key}-{n}.out", start,
+                                                 lambda url: drive_hits(url, n, "x-cache" if key == "freshet" else "x-cache-status"),
+                                                 f"of {n} answers were not hits")
             except BenchError as error:
                 return [f"{heading}: not measured — {key} under callgrind: {error}"]
-            match = re.search(r"^summary:\s+(\d+)", out.read_text() if out.exists() else "", re.M)
-            if misses or not match:
-                return [f"{heading}: not measured — {key} under callgrind: "
-                        + (f"{misses} of {n} answers were not hits" if misses else "no callgrind output")]
-            counts[key][n] = int(match.group(1))
-            out.unlink()
         log(f"  callgrind hits {key}: {counts[key]}")
     per = {key: (c[large] - c[small]) / (large - small) for key, c in counts.items()}
     summary["hit_instructions"] = per
@@ -197,6 +191,22 @@ def hit_instructions(freshet: Path, nginx: str, sim: Simulator, work: Path, summ
                      f"{per['freshet'] / 1000:,.1f}k", "—"],
                     ["nginx proxy_cache (one process)", f"{counts['nginx'][small]:,}", f"{counts['nginx'][large]:,}",
                      f"{per['nginx'] / 1000:,.1f}k", fmt_x(per["freshet"] / per["nginx"])]], "lrrrr")]
+
+
+def callgrind_count(valgrind: str, out: Path, start, drive, wrong_answers: str) -> int:
+    """The instructions of the server `start(wrapper)` starts under callgrind (writing `out`) while
+    `drive(url)` sends it requests; `drive` returns how many answers were wrong, which fails the
+    count (`wrong_answers` says what they were). Raises BenchError."""
+    child, url = start((valgrind, "--tool=callgrind", f"--callgrind-out-file={out}"))
+    wrong = drive(url)
+    child.stop(timeout=120)
+    match = re.search(r"^summary:\s+(\d+)", out.read_text() if out.exists() else "", re.M)
+    if wrong:
+        raise BenchError(f"{wrong} {wrong_answers}")
+    if not match:
+        raise BenchError("no callgrind output")
+    out.unlink()
+    return int(match.group(1))
 
 
 def drive_hits(url: str, n: int, cache_field: str) -> int:
@@ -341,27 +351,20 @@ def pass_instructions(bins: dict[str, Path], nginx: str, sim: Simulator, work: P
     counts: dict[str, dict[int, int]] = {key: {} for key, _ in peers}
     for key, _ in peers:
         for n in (small, large):
-            out = work / f"callgrind-pass-{key}-{n}.out"
-            wrapper = (valgrind, "--tool=callgrind", f"--callgrind-out-file={out}")
-            try:
+            def start(wrapper: tuple[str, ...]) -> tuple[Child, str]:
                 if key in ("miss", "revalidate"):
                     extra = ("--revalidate", "always") if key == "revalidate" else ()
                     child, url, _ = start_freshet(bins["freshet"], sim.url, work, f"cg-pass-{key}-{n}", extra, wrapper=wrapper)
-                elif key == "nio":
-                    child, url = start_forwarder(bins["freshet-bench-forwarder"], sim.port, work, wrapper=wrapper,
-                                                 name=f"forwarder-cg-{n}")
-                else:
-                    child, url = start_nginx(nginx, sim.port, work, "1", cache=False, wrapper=wrapper, name=f"nginx-pass-cg-{n}")
-                wrong = drive_pass(url, n, key)
-                child.stop(timeout=120)
+                    return child, url
+                if key == "nio":
+                    return start_forwarder(bins["freshet-bench-forwarder"], sim.port, work, wrapper=wrapper,
+                                           name=f"forwarder-cg-{n}")
+                return start_nginx(nginx, sim.port, work, "1", cache=False, wrapper=wrapper, name=f"nginx-pass-cg-{n}")
+            try:
+                counts[key][n] = callgrind_count(valgrind, work / f"callgrind-pass-{key}-{n}.out", start,
+                                                 lambda url: drive_pass(url, n, key), f"of {n} answers were not as expected")
             except BenchError as error:
                 return [f"{heading}: not measured — {key} under callgrind: {error}"]
-            match = re.search(r"^summary:\s+(\d+)", out.read_text() if out.exists() else "", re.M)
-            if wrong or not match:
-                return [f"{heading}: not measured — {key} under callgrind: "
-                        + (f"{wrong} of {n} answers were not as expected" if wrong else "no callgrind output")]
-            counts[key][n] = int(match.group(1))
-            out.unlink()
         log(f"  callgrind pass {key}: {counts[key]}")
     per = {key: (c[large] - c[small]) / (large - small) for key, c in counts.items()}
     summary["pass_instructions"] = per
