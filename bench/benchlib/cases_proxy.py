@@ -167,21 +167,18 @@ def hit_instructions(freshet: Path, nginx: str, sim: Simulator, work: Path, summ
     if valgrind is None:
         return [f"{heading}: not measured — no valgrind here (build one with `bench/valgrind-build`)."]
     small, large = INSTRUCTION_RUNS
-    counts: dict[str, dict[int, int]] = {"freshet": {}, "nginx": {}}
-    for key in counts:
-        for n in (small, large):
-            def start(wrapper: tuple[str, ...]) -> tuple[Child, str]:
-                if key == "freshet":
-                    child, url, _ = start_freshet(freshet, sim.url, work, f"cg-{n}", wrapper=wrapper)
-                    return child, url
-                return start_nginx(nginx, sim.port, work, "1", wrapper=wrapper, name=f"nginx-cg-{n}")
-            try:
-                counts[key][n] = callgrind_count(valgrind, work / f"callgrind-hit-{key}-{n}.out", start,
-                                                 lambda url: drive_hits(url, n, "x-cache" if key == "freshet" else "x-cache-status"),
-                                                 f"of {n} answers were not hits")
-            except BenchError as error:
-                return [f"{heading}: not measured — {key} under callgrind: {error}"]
-        log(f"  callgrind hits {key}: {counts[key]}")
+
+    def start(key: str, n: int, wrapper: tuple[str, ...]) -> tuple[Child, str]:
+        if key == "freshet":
+            child, url, _ = start_freshet(freshet, sim.url, work, f"cg-{n}", wrapper=wrapper)
+            return child, url
+        return start_nginx(nginx, sim.port, work, "1", wrapper=wrapper, name=f"nginx-cg-{n}")
+    try:
+        counts = instruction_counts(valgrind, work, "hits", ["freshet", "nginx"], start,
+                                    lambda key, n, url: drive_hits(url, n, "x-cache" if key == "freshet" else "x-cache-status"),
+                                    "were not hits")
+    except BenchError as error:
+        return [f"{heading}: not measured — {error}"]
     per = {key: (c[large] - c[small]) / (large - small) for key, c in counts.items()}
     summary["hit_instructions"] = per
     return [f"{heading}: one keep-alive client, one request at a time, {small:,} and then {large:,} hits; the "
@@ -193,20 +190,30 @@ def hit_instructions(freshet: Path, nginx: str, sim: Simulator, work: Path, summ
                      f"{per['nginx'] / 1000:,.1f}k", fmt_x(per["freshet"] / per["nginx"])]], "lrrrr")]
 
 
-def callgrind_count(valgrind: str, out: Path, start, drive, wrong_answers: str) -> int:
-    """The instructions of the server `start(wrapper)` starts under callgrind (writing `out`) while
-    `drive(url)` sends it requests; `drive` returns how many answers were wrong, which fails the
-    count (`wrong_answers` says what they were). Raises BenchError."""
-    child, url = start((valgrind, "--tool=callgrind", f"--callgrind-out-file={out}"))
-    wrong = drive(url)
-    child.stop(timeout=120)
-    match = re.search(r"^summary:\s+(\d+)", out.read_text() if out.exists() else "", re.M)
-    if wrong:
-        raise BenchError(f"{wrong} {wrong_answers}")
-    if not match:
-        raise BenchError("no callgrind output")
-    out.unlink()
-    return int(match.group(1))
+def instruction_counts(valgrind: str, work: Path, tag: str, keys: list[str], start, drive,
+                       wrong_answers: str) -> dict[str, dict[int, int]]:
+    """For each of `keys`, the instructions of the server `start(key, n, wrapper)` starts under
+    callgrind while `drive(key, n, url)` sends it `n` requests, for both of INSTRUCTION_RUNS;
+    `drive` returns how many answers were wrong, which fails the count (`wrong_answers` says what
+    they were). Raises BenchError naming the key."""
+    counts: dict[str, dict[int, int]] = {key: {} for key in keys}
+    for key in keys:
+        for n in INSTRUCTION_RUNS:
+            out = work / f"callgrind-{tag}-{key}-{n}.out"
+            try:
+                child, url = start(key, n, (valgrind, "--tool=callgrind", f"--callgrind-out-file={out}"))
+                wrong = drive(key, n, url)
+                child.stop(timeout=120)
+            except BenchError as error:
+                raise BenchError(f"{key} under callgrind: {error}") from error
+            match = re.search(r"^summary:\s+(\d+)", out.read_text() if out.exists() else "", re.M)
+            if wrong or not match:
+                raise BenchError(f"{key} under callgrind: "
+                                 + (f"{wrong} of {n} answers {wrong_answers}" if wrong else "no callgrind output"))
+            counts[key][n] = int(match.group(1))
+            out.unlink()
+        log(f"  callgrind {tag} {key}: {counts[key]}")
+    return counts
 
 
 def drive_hits(url: str, n: int, cache_field: str) -> int:
@@ -348,24 +355,20 @@ def pass_instructions(bins: dict[str, Path], nginx: str, sim: Simulator, work: P
     peers = [("miss", "freshet proxy, miss (`no-store`, forwarded)"),
              ("revalidate", "freshet proxy `--revalidate always` (`304`)"),
              ("nio", "bench/forwarder (SwiftNIO)"), ("nginx", "nginx `proxy_pass` (one process)")]
-    counts: dict[str, dict[int, int]] = {key: {} for key, _ in peers}
-    for key, _ in peers:
-        for n in (small, large):
-            def start(wrapper: tuple[str, ...]) -> tuple[Child, str]:
-                if key in ("miss", "revalidate"):
-                    extra = ("--revalidate", "always") if key == "revalidate" else ()
-                    child, url, _ = start_freshet(bins["freshet"], sim.url, work, f"cg-pass-{key}-{n}", extra, wrapper=wrapper)
-                    return child, url
-                if key == "nio":
-                    return start_forwarder(bins["freshet-bench-forwarder"], sim.port, work, wrapper=wrapper,
-                                           name=f"forwarder-cg-{n}")
-                return start_nginx(nginx, sim.port, work, "1", cache=False, wrapper=wrapper, name=f"nginx-pass-cg-{n}")
-            try:
-                counts[key][n] = callgrind_count(valgrind, work / f"callgrind-pass-{key}-{n}.out", start,
-                                                 lambda url: drive_pass(url, n, key), f"of {n} answers were not as expected")
-            except BenchError as error:
-                return [f"{heading}: not measured — {key} under callgrind: {error}"]
-        log(f"  callgrind pass {key}: {counts[key]}")
+
+    def start(key: str, n: int, wrapper: tuple[str, ...]) -> tuple[Child, str]:
+        if key in ("miss", "revalidate"):
+            extra = ("--revalidate", "always") if key == "revalidate" else ()
+            child, url, _ = start_freshet(bins["freshet"], sim.url, work, f"cg-pass-{key}-{n}", extra, wrapper=wrapper)
+            return child, url
+        if key == "nio":
+            return start_forwarder(bins["freshet-bench-forwarder"], sim.port, work, wrapper=wrapper, name=f"forwarder-cg-{n}")
+        return start_nginx(nginx, sim.port, work, "1", cache=False, wrapper=wrapper, name=f"nginx-pass-cg-{n}")
+    try:
+        counts = instruction_counts(valgrind, work, "pass", [key for key, _ in peers], start,
+                                    lambda key, n, url: drive_pass(url, n, key), "were not as expected")
+    except BenchError as error:
+        return [f"{heading}: not measured — {error}"]
     per = {key: (c[large] - c[small]) / (large - small) for key, c in counts.items()}
     summary["pass_instructions"] = per
     return [f"{heading}: one keep-alive client, one request at a time, {small:,} and then {large:,} requests; the "
