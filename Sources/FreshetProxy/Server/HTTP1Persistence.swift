@@ -36,10 +36,9 @@ final class HTTP1Persistence: ChannelDuplexHandler, RemovableChannelHandler {
     private var notes: [Note] = []
     /// The answer being written ends the connection.
     private var closesAfterEnd = false
-    /// The request being read ends the connection; it has been read whole.
+    /// The request being read ends the connection.
     private var closingRequest = false
-    private var closingRequestRead = false
-    /// Told when a request that ends the connection has been read whole.
+    /// Told when a request that ends the connection has been read whole (``ProxyHitHandler/ending``).
     private let hits: ProxyHitHandler
 
     init(hits: ProxyHitHandler) {
@@ -47,6 +46,7 @@ final class HTTP1Persistence: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        var endsConnection = false
         switch unwrapInboundIn(data) {
         case .head(let head):
             let keepAlive = head.isKeepAlive
@@ -57,19 +57,19 @@ final class HTTP1Persistence: ChannelDuplexHandler, RemovableChannelHandler {
             closingRequest = !keepAlive
             heads &+= 1
         case .end:
-            closingRequestRead = closingRequest
+            endsConnection = closingRequest
         case .body:
             break
         }
         context.fireChannelRead(data)
-        if closingRequestRead { hits.ending = true }
+        if endsConnection { hits.ending = true }
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         // NIO's decoder refuses bytes after a message that ends the connection (and any after
         // that, as data received in its error state); they are not read anyway, so the request
         // being answered is not failed for them.
-        if closingRequestRead, error is HTTPParserError || error is ByteToMessageDecoderError { return }
+        if hits.ending, error is HTTPParserError || error is ByteToMessageDecoderError { return }
         context.fireErrorCaught(error)
     }
 
