@@ -281,11 +281,15 @@ public struct APIClient: Sendable {
     /// above it and every middleware above it, outermost first; `nil` when the chain has no cache.
     private func storedSource() -> (source: any StoredResponseSource, adapters: [any StoredResponseAdapter],
                                     above: ArraySlice<any ClientMiddleware>)? {
-        guard let index = middlewares.firstIndex(where: { !Self.isPlainHop($0) && $0 is any StoredResponseSource }),
-              let source = middlewares[index] as? any StoredResponseSource
-        else { return nil }
-        let above = middlewares[..<index]
-        return (source, above.compactMap { Self.isPlainHop($0) ? nil : $0 as? any StoredResponseAdapter }, above)
+        var adapters: [any StoredResponseAdapter] = []
+        for (index, middleware) in middlewares.enumerated() {
+            switch StoredRoles.role(of: middleware) {
+            case .source(let source): return (source, adapters, middlewares[..<index])
+            case .adapter(let adapter): adapters.append(adapter)
+            case .neither: break
+            }
+        }
+        return nil
     }
 
     /// Whether `middleware` is one of Freshet's own that is neither a ``StoredResponseSource`` nor a

@@ -146,11 +146,15 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource, WholeResp
         return nil
     }
 
+    /// Noted once, so that `APIClient` tells the cache by its type (`StoredRoles`).
+    private static let noted: Void = StoredRoles.note(source: CacheMiddleware.self)
+
     /// Creates the middleware.
     public init(store: any CacheStore, options: Options = .init(), backgroundTransport: (any ClientTransport)? = nil,
                 now: @escaping @Sendable () -> Date = { Date() }) {
+        _ = Self.noted
         self.store = store
-        self.memory = store as? any MemoryLookup
+        self.memory = store.memoryLookup
         self.options = options
         self.backgroundTransport = backgroundTransport
         self.now = now

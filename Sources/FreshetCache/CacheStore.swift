@@ -105,11 +105,19 @@ public protocol CacheStore: Sendable {
     /// Writes whatever the store keeps only in memory (queued responses, LRU stamps, counters) to
     /// where it lasts, and returns once it is there. Call it before the process exits.
     func flush() async throws
+    /// The store as a ``MemoryLookup`` when it is one, else `nil`. A store that conforms to
+    /// ``MemoryLookup`` gets this without writing it: it saves ``CacheMiddleware`` a dynamic cast,
+    /// whose first check of a type against a protocol reads every conformance record of the
+    /// process (about a million instructions, once in every command that opens the cache).
+    var memoryLookup: (any MemoryLookup)? { get }
 }
 
 extension CacheStore {
     /// Nothing to write: the store keeps nothing only in memory.
     public func flush() async throws {}
+
+    /// Not a ``MemoryLookup``.
+    public var memoryLookup: (any MemoryLookup)? { nil }
 
     /// Nothing to read ahead: every lookup is as quick as a batch would be.
     public func preload(keys: [String]) async throws {}
@@ -135,6 +143,9 @@ public protocol MemoryLookup: CacheStore {
 }
 
 extension MemoryLookup {
+    /// The store itself.
+    public var memoryLookup: (any MemoryLookup)? { self }
+
     /// The bytes the memory tier holds now (for a metrics gauge); 0 when the store does not say.
     public var memoryTierBytes: Int { 0 }
 

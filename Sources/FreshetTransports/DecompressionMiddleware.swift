@@ -26,8 +26,13 @@ public struct DecompressionMiddleware: ClientMiddleware, StoredResponseAdapter, 
     /// The `Accept-Encoding` sent: `gzip, deflate`.
     public static let acceptEncoding = "gzip, deflate"
 
+    /// Noted once, so that `APIClient` tells content decoding by its type (`StoredRoles`).
+    private static let noted: Void = StoredRoles.note(adapter: DecompressionMiddleware.self)
+
     /// Creates the middleware.
-    public init() {}
+    public init() {
+        _ = Self.noted
+    }
 
     /// Adds `Accept-Encoding` and decodes the answer (see the type's description).
     public func intercept(

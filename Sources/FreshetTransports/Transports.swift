@@ -307,7 +307,7 @@ extension APIClient {
         var middlewares = middlewares
         if decompressing, !middlewares.contains(where: { $0 is DecompressionMiddleware }) {
             let place = middlewares.firstIndex {
-                $0 is CoalescingMiddleware || $0 is any StoredResponseSource || $0 is RateLimitMiddleware
+                $0 is CoalescingMiddleware || StoredRoles.isSource($0) || $0 is RateLimitMiddleware
             }
             middlewares.insert(DecompressionMiddleware(), at: place ?? middlewares.endIndex)
         }

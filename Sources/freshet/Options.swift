@@ -182,7 +182,11 @@ enum ExitStatus {
 
 /// Writes a line to standard output, at once, so progress and results interleave correctly.
 func output(_ text: String) {
-    FileHandle.standardOutput.write(Data((text + "\n").utf8))
+    var line = text + "\n"
+    // Copied from the contiguous bytes: `Data(line.utf8)`, a generic initializer, makes a dynamic
+    // cast whose first run reads every conformance record of the process.
+    let data = line.withUTF8 { Data(bytes: $0.baseAddress!, count: $0.count) }
+    FileHandle.standardOutput.write(data)
 }
 
 /// A file-system error in words: the system's reason under Foundation's wrapper ("Not a

@@ -95,6 +95,42 @@ struct CompressionTests {
         }
     }
 
+    /// A stored-response source of the test's own, which nobody notes.
+    struct OwnSource: ClientMiddleware, StoredResponseSource {
+        func intercept(_ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String,
+                       next: @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?))
+            async throws -> (HTTPResponse, HTTPBody?) { try await next(request, body, baseURL) }
+        func storedResponse(for request: HTTPRequest, baseURL: URL) async -> (HTTPResponse, Data)? { nil }
+    }
+
+    /// A middleware of the test's own that is neither.
+    struct OwnPlain: ClientMiddleware {
+        func intercept(_ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String,
+                       next: @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?))
+            async throws -> (HTTPResponse, HTTPBody?) { try await next(request, body, baseURL) }
+    }
+
+    @Test("The cache and the decoder are told by their type, without a protocol cast; a source of one's own by its protocol")
+    func rolesByType() {
+        let cache = CacheMiddleware(store: MemoryCacheStore())
+        let decoder = DecompressionMiddleware()
+        #expect(StoredRoles.isNoted(CacheMiddleware.self))
+        #expect(StoredRoles.isNoted(DecompressionMiddleware.self))
+        #expect(!StoredRoles.isNoted(OwnSource.self))
+        func role(_ middleware: any ClientMiddleware) -> String {
+            switch StoredRoles.role(of: middleware) {
+            case .source: "source"
+            case .adapter: "adapter"
+            case .neither: "neither"
+            }
+        }
+        #expect(role(cache) == "source")
+        #expect(role(decoder) == "adapter")
+        #expect(role(OwnSource()) == "source")
+        #expect(role(RetryMiddleware()) == "neither")
+        #expect(role(OwnPlain()) == "neither")
+    }
+
     @Test("sendOrStored: a stored gzip answer is looked up as the chain asked for it and handed up decoded")
     func storedAnswerDecoded() async throws {
         try await withSimulator(.init()) { sim async throws in

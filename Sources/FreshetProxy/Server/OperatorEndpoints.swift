@@ -97,7 +97,7 @@ public struct ProxyOperatorServer: Service, Sendable {
             guard let metrics = proxy.forwarder.metrics else {
                 return Answer(status: .notFound, body: "the proxy keeps no metrics (its forwarder was made without ProxyMetrics)\n")
             }
-            let store = proxy.forwarder.cache.store as? any MemoryLookup
+            let store = proxy.forwarder.cache.store.memoryLookup
             return Answer(status: .ok, body: metrics.exposition(memoryTierBytes: store?.memoryTierBytes ?? 0),
                           contentType: "text/plain; version=0.0.4; charset=utf-8")
         case "/purge":
