@@ -70,6 +70,20 @@ struct StoreDatabaseTests {
         #expect(try await store.variants(forKey: "broken").isEmpty, "an unreadable header column is no answer")
     }
 
+    @Test("A stored name comes back spelled as it was stored, whether or not it is one of the names known by spelling")
+    func storedNamesKeepTheirSpelling() throws {
+        let lines = "content-type: a\r\nContent-Type: b\r\nCONTENT-TYPE: c\r\nX-RateLimit-Limit: 60\r\n"
+            + "x-ratelimit-limit: 61\r\nETag: \"e\"\r\nEtag: \"f\"\r\nX-Own: Grüße\r\nBad Name: x\r\nDate: \r\n"
+        let fields = try #require(HeaderCoding.decode(Data(lines.utf8)))
+        #expect(fields.map(\.name.rawName) == ["content-type", "Content-Type", "CONTENT-TYPE", "X-RateLimit-Limit",
+                                               "x-ratelimit-limit", "ETag", "Etag", "X-Own", "Date"])
+        #expect(fields.map(\.name.canonicalName) == ["content-type", "content-type", "content-type", "x-ratelimit-limit",
+                                                     "x-ratelimit-limit", "etag", "etag", "x-own", "date"])
+        #expect(fields.map(\.value) == ["a", "b", "c", "60", "61", "\"e\"", "\"f\"", "Grüße", ""])
+        #expect(fields[values: .contentType] == ["a", "b", "c"])
+        #expect(try HeaderCoding.decode(HeaderCoding.encode(fields)) == fields)
+    }
+
     @Test func twoDatabasesOnOneFileWriteConcurrently() async throws {
         let temporary = try StoreTemporaryDirectory()
         defer { temporary.remove() }
