@@ -195,7 +195,8 @@ def instruction_counts(valgrind: str, work: Path, tag: str, keys: list[str], sta
     """For each of `keys`, the instructions of the server `start(key, n, wrapper)` starts under
     callgrind while `drive(key, n, url)` sends it `n` requests, for both of INSTRUCTION_RUNS;
     `drive` returns how many answers were wrong, which fails the count (`wrong_answers` says what
-    they were). Raises BenchError naming the key."""
+    they were). Raises BenchError naming the key. With BENCH_KEEP_CALLGRIND set to a folder,
+    the callgrind files are moved there (their paths are logged) for `callgrind_annotate`."""
     counts: dict[str, dict[int, int]] = {key: {} for key in keys}
     for key in keys:
         for n in INSTRUCTION_RUNS:
@@ -211,7 +212,12 @@ def instruction_counts(valgrind: str, work: Path, tag: str, keys: list[str], sta
                 raise BenchError(f"{key} under callgrind: "
                                  + (f"{wrong} of {n} answers {wrong_answers}" if wrong else "no callgrind output"))
             counts[key][n] = int(match.group(1))
-            out.unlink()
+            keep = os.environ.get("BENCH_KEEP_CALLGRIND")  # a folder: to read where the instructions go
+            if keep:
+                Path(keep).mkdir(parents=True, exist_ok=True)
+                log(f"  kept {out.replace(Path(keep) / out.name)}")
+            else:
+                out.unlink()
         log(f"  callgrind {tag} {key}: {counts[key]}")
     return counts
 
