@@ -87,6 +87,27 @@ def load_note() -> str:
     return f"load average {load_average()}, {builds} compiler/test processes running"
 
 
+def cpu_times() -> list[int] | None:
+    """The machine's CPU time counters (the first line of /proc/stat), for ``steal_note``."""
+    try:
+        return [int(n) for n in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def steal_note(before: list[int] | None) -> str:
+    """How much of the CPU time since `before` the hypervisor gave to other guests (steal): on a
+    shared virtual machine that time is taken from every process at random, and ratios to a fixed
+    yardstick (the fan-out's physical limit) suffer most."""
+    after = cpu_times()
+    if before is None or after is None or len(after) < 8:
+        return "steal time not known"
+    deltas = [b - a for a, b in zip(before, after)]
+    total = sum(deltas[:8])  # user nice system idle iowait irq softirq steal (guest time is in user)
+    return f"{100 * deltas[7] / total:.0f} % of the CPU time stolen by the hypervisor (/proc/stat)" if total > 0 \
+        else "steal time not known"
+
+
 def version_of(cmd, pattern: str) -> str:
     """The first group of `pattern` in what `cmd` prints (stdout and stderr), or "?"."""
     try:
