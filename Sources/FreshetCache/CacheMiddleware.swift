@@ -472,9 +472,10 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource, WholeResp
         }
         if response.status.code == 304 {
             await HTTPBody.discard(responseBody)
-            let updated = CachePolicy.updated(stored, with: response.headerFields, requestTime: requestTime, responseTime: now())
+            let (updated, freshness) = policy.revalidated(stored, notModified: response.headerFields, requestTime: requestTime,
+                                                          responseTime: now(), url: url, now: now())
             try? await store.save(updated)
-            return await serve(updated, freshness: policy.freshness(of: updated, url: url, now: now()), outcome: .revalidated, head: false)
+            return await serve(updated, freshness: freshness, outcome: .revalidated, head: false)
         }
         if response.status.code >= 400, !policy.forbidsStale(stored, overridden: policy.overrides(url)) {
             // The origin's failure, when the options name it (`--serve-stale`): the stored response
@@ -694,9 +695,10 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource, WholeResp
         let (response, responseBody) = try await next(request, body, baseURL)
         if response.status.code == 200, CachePolicy.headResponse(response.headerFields, describes: stored) {
             await HTTPBody.discard(responseBody)
-            let updated = CachePolicy.updated(stored, with: response.headerFields, requestTime: requestTime, responseTime: now())
+            let (updated, freshness) = policy.revalidated(stored, notModified: response.headerFields, requestTime: requestTime,
+                                                          responseTime: now(), url: url, now: now())
             try? await store.save(updated)
-            return await serve(updated, freshness: policy.freshness(of: updated, url: url, now: now()), outcome: .revalidated, head: true)
+            return await serve(updated, freshness: freshness, outcome: .revalidated, head: true)
         }
         ExchangeReport.current?.recordCache(.miss)
         return (response, responseBody)

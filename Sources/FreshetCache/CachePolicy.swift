@@ -53,19 +53,30 @@ struct CachePolicy: Sendable {
     /// after validation.
     enum Reuse { case fresh, staleAllowed, mustValidate }
 
-    func freshness(of stored: CachedResponse, url: URL, now: Date) -> Freshness {
+    /// - Parameter control: `stored`'s `Cache-Control` directives when they were parsed already.
+    func freshness(of stored: CachedResponse, url: URL, now: Date, control: CacheControl? = nil) -> Freshness {
         let override = options.mode == .private ? options.lifetimeOverride?(url) : nil
-        let facts = facts(of: stored)
+        let facts = facts(of: stored, control: control)
         return Freshness(lifetime: override ?? facts.lifetime,
                          age: facts.initialAge + max(0, now.timeIntervalSince(stored.responseTime)))
     }
 
+    /// `stored` updated by a `304` with `fields` (``updated(_:with:requestTime:responseTime:)``),
+    /// and its freshness at `now`.
+    func revalidated(_ stored: CachedResponse, notModified fields: HTTPFields, requestTime: Date, responseTime: Date,
+                     url: URL, now: Date) -> (response: CachedResponse, freshness: Freshness) {
+        let (updated, control) = Self.updatedWithControl(stored, with: fields, requestTime: requestTime,
+                                                         responseTime: responseTime)
+        return (updated, freshness(of: updated, url: url, now: now, control: control))
+    }
+
     /// What a stored response says about its own reuse, worked out once per stored response
     /// (parsing its fields on every hit was most of a proxy hit's time).
-    func facts(of stored: CachedResponse) -> StoredFacts.Facts {
+    /// - Parameter control: `stored`'s `Cache-Control` directives when they were parsed already.
+    func facts(of stored: CachedResponse, control parsed: CacheControl? = nil) -> StoredFacts.Facts {
         memo.facts(of: stored) {
             let targeted = targetedControl(stored.headers)
-            let control = targeted ?? CacheControl(stored.headers)
+            let control = targeted ?? parsed ?? CacheControl(stored.headers)
             // The age it had when it arrived (§4.2.3): the current age with no resident time.
             let initial = Freshness(stored: stored, mode: options.mode, now: stored.responseTime,
                                     heuristicFraction: options.heuristicFraction, targeted: targeted, control: control)
@@ -186,8 +197,24 @@ struct CachePolicy: Sendable {
     /// The stored response with the header fields of a `304` (all but `Content-Length` and the
     /// fields never stored), and new request/response times (§3.2).
     static func updated(_ stored: CachedResponse, with fields: HTTPFields, requestTime: Date, responseTime: Date) -> CachedResponse {
+        updatedWithControl(stored, with: fields, requestTime: requestTime, responseTime: responseTime).response
+    }
+
+    /// ``updated(_:with:requestTime:responseTime:)``, and the `Cache-Control` directives of the
+    /// updated response when they are the `304`'s (parsed here anyway: its `Cache-Control` lines
+    /// replace the stored ones); `nil` when the stored lines stay.
+    private static func updatedWithControl(_ stored: CachedResponse, with fields: HTTPFields, requestTime: Date,
+                                           responseTime: Date) -> (response: CachedResponse, control: CacheControl?) {
         var updated = stored
-        let incoming = storableFields(fields, control: CacheControl(fields), mode: .private)
+        let control = CacheControl(fields)
+        let incoming = storableFields(fields, control: control, mode: .private)
+        let carried = incoming.contains(.cacheControl) ? control : nil
+        updated.requestTime = requestTime
+        updated.responseTime = responseTime
+        if let headers = replacedInPlace(stored.headers, with: incoming) {
+            updated.headers = headers
+            return (updated, carried)
+        }
         // A few names each way: a list searched in place costs less than a set built per `304`.
         var replaced: [String] = []
         replaced.reserveCapacity(incoming.count)
@@ -201,9 +228,30 @@ struct CachePolicy: Sendable {
             for field in incoming where field.name != .contentLength { headers.append(field) }
             updated.headers = headers
         }
-        updated.requestTime = requestTime
-        updated.responseTime = responseTime
-        return updated
+        return (updated, carried)
+    }
+
+    /// `stored` with the fields of `incoming` (all but `Content-Length`) in place of its own, when
+    /// no name occurs twice on either side: a field whose value did not change is not written, a
+    /// changed one is replaced where it stands, a new one is appended. A `304` mostly repeats the
+    /// stored fields (its `Date` aside), so this rebuilds nothing; `nil` when a name repeats (the
+    /// caller replaces every line of such a name).
+    private static func replacedInPlace(_ stored: HTTPFields, with incoming: HTTPFields) -> HTTPFields? {
+        var headers = stored
+        for (position, field) in incoming.enumerated() where field.name != .contentLength {
+            if incoming.prefix(position).contains(where: { $0.name == field.name }) { return nil }
+            var found: HTTPFields.Index?
+            for index in headers.indices where headers[index].name == field.name {
+                guard found == nil else { return nil }
+                found = index
+            }
+            if let found {
+                if headers[found].value != field.value { headers[found] = field }
+            } else {
+                headers.append(field)
+            }
+        }
+        return headers
     }
 
     // MARK: - Storing (§3)
@@ -263,6 +311,8 @@ struct CachePolicy: Sendable {
             // `no-cache="Set-Cookie"`, and both are obeyed above.
         }
         let excluded = named.isEmpty ? unstoredFields : unstoredFields.union(named)
+        // Most answers carry none of them: then the fields are kept as they are, not copied.
+        guard fields.contains(where: { excluded.contains($0.name.canonicalName) }) else { return fields }
         var kept = HTTPFields()
         for field in fields where !excluded.contains(field.name.canonicalName) { kept.append(field) }
         return kept

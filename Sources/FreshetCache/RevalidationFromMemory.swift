@@ -92,12 +92,13 @@ extension CacheMiddleware {
     /// §4.3.4), kept in memory and written behind (``MemoryLookup/freshenWithoutWaiting(_:)``);
     /// ends the revalidation. It answers as `revalidated`.
     public func revalidated(_ revalidation: Revalidation, notModified fields: HTTPFields) -> StoreDecision {
-        let updated = CachePolicy.updated(revalidation.stored, with: fields, requestTime: revalidation.requestTime,
-                                          responseTime: now())
+        let now = now()
+        let (updated, freshness) = policy(revalidation.partition.mode).revalidated(
+            revalidation.stored, notModified: fields, requestTime: revalidation.requestTime, responseTime: now,
+            url: revalidation.location.url, now: now)
         memory?.freshenWithoutWaiting(updated)
         revalidation.end()
         memory?.count(.revalidated)
-        let freshness = policy(revalidation.partition.mode).freshness(of: updated, url: revalidation.location.url, now: now())
         return StoreDecision(answer: updated, freshness: freshness, outcome: .revalidated)
     }
 

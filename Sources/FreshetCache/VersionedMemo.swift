@@ -106,13 +106,21 @@ package final class VersionedMemo<Value: Sendable>: Sendable {
         let version = stored.version
         let (capacity, capacityBytes) = (self.capacity, self.capacityBytes)
         return table.withLock { table -> Result in
-            if let index = table.slots.index(forKey: key), table.slots.values[index].version == version {
+            let index = table.slots.index(forKey: key)
+            if let index, table.slots.values[index].version == version {
                 return body(&table.slots.values[index].value)
             }
             let made = make()
             var slot = Slot(version: version, value: made.value, bytes: made.bytes)
             let result = body(&slot.value)
-            table.keep(slot, forKey: key, capacity: capacity, capacityBytes: capacityBytes)
+            // Another version of the same response (revalidated, replaced) is replaced where it
+            // is, without hashing the key again.
+            if let index, table.bytes - table.slots.values[index].bytes + slot.bytes <= capacityBytes {
+                table.bytes += slot.bytes - table.slots.values[index].bytes
+                table.slots.values[index] = slot
+            } else {
+                table.keep(slot, forKey: key, capacity: capacity, capacityBytes: capacityBytes)
+            }
             return result
         }
     }

@@ -179,6 +179,46 @@ struct CachePolicyTests {
         #expect(updated.body == stored.body)
     }
 
+    @Test("A 304 changes a stored field where it stands, and replaces every line of a name it repeats")
+    func updateFrom304InPlace() {
+        let stored = Self.stored(["Cache-Control: max-age=60", "Link: <a>", "Link: <b>", "ETag: \"v1\"", "X-Kept: yes"], age: 100)
+        let date = HTTPDate.format(Self.now)
+        let lines = { (response: CachedResponse) in response.headers.map { "\($0.name): \($0.value)" } }
+
+        // Only `Date` changed: every other line stays where it was, a new name comes last.
+        let same = CachePolicy.updated(stored, with: Self.fields(["ETag: \"v1\"", "Date: \(date)", "X-New: 1"]),
+                                       requestTime: Self.now, responseTime: Self.now)
+        #expect(lines(same) == ["Date: \(date)", "Cache-Control: max-age=60", "Link: <a>", "Link: <b>", "ETag: \"v1\"",
+                                "X-Kept: yes", "X-New: 1"])
+
+        // A name stored twice is replaced whole, as is one the 304 sends twice.
+        let links = CachePolicy.updated(stored, with: Self.fields(["Link: <c>"]), requestTime: Self.now, responseTime: Self.now)
+        #expect(links.headers[values: .link] == ["<c>"])
+        let twice = CachePolicy.updated(stored, with: Self.fields(["X-Kept: 1", "X-Kept: 2"]),
+                                        requestTime: Self.now, responseTime: Self.now)
+        #expect(twice.headers[values: HTTPField.Name("X-Kept")!] == ["1", "2"])
+        #expect(twice.headers[values: .link] == ["<a>", "<b>"])
+    }
+
+    @Test("A 304's Cache-Control sets the freshness of the updated response; without one, the stored directives hold")
+    func revalidatedFreshness() {
+        let stored = Self.stored(["Cache-Control: max-age=60", "ETag: \"v1\""], age: 100)
+        let policy = Self.policy(.shared)
+        var second = 0.0
+        func lifetime(_ lines: [String]) -> Double {
+            // Each update a version of its own (the memo keeps one per response time).
+            second += 1
+            let time = Self.now.addingTimeInterval(second)
+            return policy.revalidated(stored, notModified: Self.fields(lines), requestTime: time, responseTime: time,
+                                      url: Self.url, now: time).freshness.lifetime
+        }
+        #expect(lifetime(["Cache-Control: max-age=600"]) == 600)
+        #expect(lifetime(["Cache-Control: s-maxage=30, max-age=600"]) == 30)
+        #expect(lifetime(["ETag: \"v1\""]) == 60)
+        // A Cache-Control the 304 asks not to keep (Connection names it) leaves the stored one.
+        #expect(lifetime(["Connection: cache-control", "Cache-Control: max-age=600"]) == 60)
+    }
+
     // MARK: Invalidation (§4.4)
 
     @Test("Safe methods never invalidate", arguments: [
