@@ -83,9 +83,10 @@ private enum Listener: Sendable {
 /// the group to finish (at most the group's grace period, 10 s, then it is cancelled).
 func withInProcessProxy<T: Sendable>(
     origin: URL, store: any CacheStore, options: ProxyForwarder.Options = .init(), idleTimeout: Duration? = nil,
-    headTimeout: Duration = .seconds(20), _ body: (InProcessProxy) async throws -> T
+    headTimeout: Duration = .seconds(20), readTimeout: Duration = .seconds(30), _ body: (InProcessProxy) async throws -> T
 ) async throws -> T {
-    let forwarder = ProxyForwarder(origin: origin, store: store, transport: HTTP1Transport(headTimeout: headTimeout),
+    let forwarder = ProxyForwarder(origin: origin, store: store,
+                                   transport: HTTP1Transport(headTimeout: headTimeout, readTimeout: readTimeout),
                                    metrics: ProxyMetrics(), options: options)
     let entries = LogEntries()
     let (ports, portSink) = AsyncStream.makeStream(of: Listener.self)

@@ -175,6 +175,37 @@ struct PassThroughTests {
         }
     }
 
+    @Test("An answer that stalls mid-body for the read timeout is cut off, logged as aborted; the next is answered whole")
+    func stallMidBody() async throws {
+        try await withSimulator { sim in
+            let body = String(repeating: "x", count: 4000)
+            await sim.simulator.setScript(path: "/scripted/stall", Script(headers: Self.unkept, body: body))
+            try await withSQLiteStore { store, _ in
+                try await withInProcessProxy(origin: sim.baseURL, store: store, readTimeout: .seconds(1)) { proxy in
+                    #expect(try await proxy.send("/scripted/stall").body == body)
+                    // The first 100 bytes, then nothing for ten seconds (the drip's longest pause):
+                    // the one-second read timeout ends it first.
+                    await sim.simulator.injectFaultMode(FaultMode(route: "/scripted/stall", mode: .drip, times: 1,
+                                                                  chunk: 100, intervalMs: 10_000))
+                    let client = try RawClient(port: try #require(proxy.base.port))
+                    defer { client.close() }
+                    client.send("GET /scripted/stall HTTP/1.1\r\nHost: a\r\nAccept-Encoding: br, gzip\r\n\r\n")
+                    // Read until the proxy closes the connection (bounded by RawClient's 10 s).
+                    let text = await client.read()
+                    #expect(text.hasPrefix("HTTP/1.1 200"))
+                    #expect(text.contains("Content-Length: 4000"))
+                    let received = text.components(separatedBy: "\r\n\r\n").dropFirst().joined()
+                    #expect(received == String(repeating: "x", count: 100), "the bytes that came, and no more")
+                    #expect(await Self.encodings(sim, "/scripted/stall").last == "br, gzip", "forwarded on the event loop")
+                    let bothLogged = await eventually { proxy.entries.all.count == 2 }
+                    #expect(bothLogged)
+                    #expect(proxy.entries.all.last?.aborted == true)
+                    #expect(try await proxy.send("/scripted/stall").body == body)
+                }
+            }
+        }
+    }
+
     @Test("An origin that does not answer in time gets the client a 504; graceful shutdown waits for a forwarded answer")
     func timeoutAndShutdown() async throws {
         try await withSimulator { sim in
