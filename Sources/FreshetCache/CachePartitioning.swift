@@ -68,20 +68,78 @@ package enum AcceptEncoding {
     /// weight above 0, unless gzip itself is given weight 0. No field: not accepted (a client
     /// that sends none gets identity, as every server does in practice).
     package static func acceptsGzip(_ fields: HTTPFields) -> Bool {
+        // Read on the UTF-8 bytes (every delimiter is ASCII): split by `Character`, this was
+        // ~9,000 instructions for `br, gzip`, on every request a proxy forwards.
         var gzip: Bool?
         var star: Bool?
         for value in fields[values: .acceptEncoding] {
-            for member in value.split(separator: ",") {
-                let parts = member.split(separator: ";")
-                guard let coding = parts.first?.trimmingOWS().lowercased(), !coding.isEmpty else { continue }
-                var weight = 1.0
-                for parameter in parts.dropFirst() {
-                    let pair = parameter.split(separator: "=", maxSplits: 1).map { $0.trimmingOWS().lowercased() }
-                    if pair.count == 2, pair[0] == "q" { weight = Double(pair[1]) ?? 0 }
+            var value = value
+            value.withUTF8 { bytes in
+                var start = 0
+                while start < bytes.count {
+                    var end = start
+                    while end < bytes.count, bytes[end] != UInt8(ascii: ",") { end += 1 }
+                    switch member(bytes, start..<end) {
+                    case (.gzip, let weight): gzip = weight > 0
+                    case (.star, let weight): star = weight > 0
+                    case (.other, _): break
+                    }
+                    start = end + 1
                 }
-                if coding == "gzip" || coding == "x-gzip" { gzip = weight > 0 } else if coding == "*" { star = weight > 0 }
             }
         }
         return gzip ?? star ?? false
+    }
+
+    private enum Coding { case gzip, star, other }
+
+    /// The coding of the member `bytes[range]` (`coding *( OWS ";" OWS parameter )`) and its
+    /// weight (`q`, 1 when absent, 0 when not a number).
+    private static func member(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> (Coding, Double) {
+        var parameters = range.upperBound
+        for index in range where bytes[index] == UInt8(ascii: ";") {
+            parameters = index
+            break
+        }
+        let coding = trimmed(bytes, range.lowerBound..<parameters)
+        let kind: Coding = equals(bytes, coding, "gzip") || equals(bytes, coding, "x-gzip") ? .gzip
+            : equals(bytes, coding, "*") ? .star : .other
+        guard kind != .other else { return (.other, 0) }
+        var weight = 1.0
+        var start = parameters + 1
+        while start < range.upperBound {
+            var end = start
+            while end < range.upperBound, bytes[end] != UInt8(ascii: ";") { end += 1 }
+            if let equal = (start..<end).first(where: { bytes[$0] == UInt8(ascii: "=") }),
+               equals(bytes, trimmed(bytes, start..<equal), "q") {
+                // An empty value is no weight at all; any other that is not a number is 0.
+                let number = trimmed(bytes, (equal + 1)..<end)
+                if !number.isEmpty {
+                    weight = Double(String(decoding: UnsafeBufferPointer(rebasing: bytes[number]), as: UTF8.self)) ?? 0
+                }
+            }
+            start = end + 1
+        }
+        return (kind, weight)
+    }
+
+    /// `range` without leading and trailing spaces and tabs.
+    private static func trimmed(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Range<Int> {
+        var (start, end) = (range.lowerBound, range.upperBound)
+        while start < end, bytes[start] == UInt8(ascii: " ") || bytes[start] == UInt8(ascii: "\t") { start += 1 }
+        while start < end, bytes[end - 1] == UInt8(ascii: " ") || bytes[end - 1] == UInt8(ascii: "\t") { end -= 1 }
+        return start..<end
+    }
+
+    /// Whether `bytes[range]` is `lowercase` (ASCII), ignoring case.
+    private static func equals(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, _ lowercase: StaticString) -> Bool {
+        guard range.count == lowercase.utf8CodeUnitCount else { return false }
+        let expected = lowercase.utf8Start
+        for (offset, index) in range.enumerated() {
+            let byte = bytes[index]
+            let folded = byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
+            if folded != expected[offset] { return false }
+        }
+        return true
     }
 }
