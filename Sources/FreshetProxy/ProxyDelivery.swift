@@ -103,9 +103,15 @@ struct ProxyDelivery: Sendable {
     }
 
     /// The fields whose URLs are rewritten.
-    private static let linkFields: [HTTPField.Name] = [.link, .location, .contentLocation]
-    /// Their names, lowercase.
-    static let linkFieldNames = Set(linkFields.map(\.canonicalName))
+    static let linkFields: [HTTPField.Name] = [.link, .location, .contentLocation]
+    /// Whether the lowercase field name `name` is one of theirs (compared, not hashed: it is asked
+    /// of every field of every answer forwarded).
+    static func isLinkField(_ name: String) -> Bool {
+        switch name {
+        case "link", "location", "content-location": return true
+        default: return false
+        }
+    }
 
     private func mentionsOrigin(_ fields: HTTPFields) -> Bool {
         guard publicBase != nil || authority?.isEmpty == false else { return false }

@@ -127,23 +127,29 @@ extension ProxyForwarder {
     /// the origin's fields as HTTP types when they carry a rate-limit budget (for the log).
     func passed(_ pass: Pass, head: HTTPResponseHead, waited: Duration) -> (head: HTTPResponseHead, fields: HTTPFields?) {
         metrics?.origin(waited)
-        var shaped = HTTPHeaders()
-        shaped.reserveCapacity(head.headers.count + 4)
-        let listed = ProxyHeaders.listed(in: head.headers["Connection"])
+        // Lines made whole into NIO's headers (`HTTPHeaders.add` checks each name byte by byte;
+        // these came through NIO's parser, valid already).
+        var lines: [(String, String)] = []
+        lines.reserveCapacity(head.headers.count + 4)
+        let connection = head.headers["Connection"]
+        let listed = connection.isEmpty ? [] : ProxyHeaders.listed(in: connection)
         var budget = false
         var dated = false
         for (name, value) in head.headers {
             let lowered = name.lowercased()
-            if ProxyHeaders.isHopByHop(lowered) || lowered == "x-cache" || listed.contains(lowered) { continue }
+            if ProxyHeaders.isHopByHop(lowered) || lowered == "x-cache" || (!listed.isEmpty && listed.contains(lowered)) {
+                continue
+            }
             if lowered.hasPrefix("x-ratelimit-") { budget = true }
             if lowered == "date" { dated = true }
-            let rewritten = ProxyDelivery.linkFieldNames.contains(lowered) ? pass.delivery.rewrittenLink(value) : nil
-            shaped.add(name: name, value: rewritten ?? value)
+            let rewritten = ProxyDelivery.isLinkField(lowered) ? pass.delivery.rewrittenLink(value) : nil
+            lines.append((name, rewritten ?? value))
         }
-        if !dated { shaped.add(name: "Date", value: HTTPDate.format(Date())) }
-        shaped.add(name: "X-Cache", value: "MISS")
-        shaped.add(name: "Cache-Status", value: ProxyHeaders.cacheStatus(.miss))
-        shaped.add(name: "Via", value: ProxyHeaders.via)
+        if !dated { lines.append(("Date", HTTPDate.format(Date()))) }
+        lines.append(("X-Cache", "MISS"))
+        lines.append(("Cache-Status", ProxyHeaders.cacheStatus(.miss)))
+        lines.append(("Via", ProxyHeaders.via))
+        let shaped = HTTPHeaders(lines)
 
         var fields: HTTPFields?
         if budget {

@@ -142,6 +142,9 @@ struct RawHitPathTests {
         for name in ["etag", "proxy", "x-proxy-id", "tea", "hosts", "connections"] {
             #expect(!ProxyHeaders.isHopByHop(name), "\(name)")
         }
+        // The names whose URLs are rewritten, compared as the list has them.
+        for name in ProxyDelivery.linkFields { #expect(ProxyDelivery.isLinkField(name.canonicalName), "\(name)") }
+        for name in ["links", "content-type", "locations"] { #expect(!ProxyDelivery.isLinkField(name), "\(name)") }
         for outcome in CacheOutcome.allCases {
             #expect(ProxyHeaders.xCache(outcome) == outcome.rawValue.uppercased())
         }
