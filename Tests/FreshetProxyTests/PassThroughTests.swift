@@ -116,6 +116,36 @@ struct PassThroughTests {
         }
     }
 
+    @Test("A client that sends on while its request is forwarded on the event loop is not read without bound")
+    func pipelinedBytesAreBounded() async throws {
+        try await withSimulator { sim in
+            await sim.simulator.setScript(path: "/scripted/held", Script(headers: Self.unkept, body: "first"))
+            try await withSQLiteStore { store, _ in
+                try await withInProcessProxy(origin: sim.baseURL, store: store) { proxy in
+                    #expect(try await proxy.send("/scripted/held").cache == "MISS")
+                    await sim.simulator.hold(route: "/scripted/held")
+                    let client = try RawClient(port: try #require(proxy.base.port))
+                    defer { client.close() }
+                    client.send("GET /scripted/held HTTP/1.1\r\nHost: a\r\n\r\n")
+                    let arrived = await eventually(within: 30) {
+                        await sim.simulator.requestLog().filter { $0.path == "/scripted/held" }.count == 2
+                    }
+                    #expect(arrived, "the request reached the origin")
+                    // While it is forwarded, a request with a 64 MiB body: the proxy reads until a
+                    // part of it is held, then the socket buffers fill and the client's sending stops.
+                    let size = 64 << 20
+                    client.send("POST /scripted/other HTTP/1.1\r\nHost: a\r\nContent-Length: \(size)\r\n\r\n")
+                    let taken = client.send([UInt8](repeating: UInt8(ascii: "x"), count: size), stallingAfter: 2)
+                    #expect(taken < size / 2, "the proxy read \(taken) bytes of the body while the first answer was held")
+                    await sim.simulator.release(route: "/scripted/held")
+                    let text = await client.read { $0.contains("first") }
+                    #expect(text.hasPrefix("HTTP/1.1 200"), "the forwarded answer comes")
+                    #expect(text.contains("first"))
+                }
+            }
+        }
+    }
+
     @Test("A kept-alive origin connection the origin closed as the request went out is tried once more, on a new one")
     func keepAliveRace() async throws {
         let origin = try await KeepAliveOrigin()

@@ -51,6 +51,23 @@ public final class RawClient: Sendable {
         }
     }
 
+    /// Sends `bytes`, waiting up to `stall` seconds each time the connection takes nothing;
+    /// returns how many it took — fewer than all when the server stopped reading.
+    public func send(_ bytes: [UInt8], stallingAfter stall: Int) -> Int {
+        var sent = 0
+        while sent < bytes.count {
+            let count = bytes[sent...].withUnsafeBytes { socketSend(fd, $0.baseAddress, $0.count, flags: Int32(MSG_DONTWAIT)) }
+            if count > 0 {
+                sent += count
+                continue
+            }
+            guard count < 0, errno == EAGAIN || errno == EWOULDBLOCK else { break }
+            var pollFD = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+            guard poll(&pollFD, 1, Int32(stall * 1000)) > 0 else { break }
+        }
+        return sent
+    }
+
     /// Reads until `done` holds for everything received so far, the server closes the connection,
     /// or 10 s pass without bytes; returns everything received so far (as text).
     public func read(until done: @escaping @Sendable (String) -> Bool = { _ in false }) async -> String {
@@ -88,8 +105,8 @@ public final class RawClient: Sendable {
     }
 }
 
-private func socketSend(_ fd: Int32, _ bytes: UnsafeRawPointer?, _ count: Int) -> Int {
-    send(fd, bytes, count, Int32(MSG_NOSIGNAL))
+private func socketSend(_ fd: Int32, _ bytes: UnsafeRawPointer?, _ count: Int, flags: Int32 = 0) -> Int {
+    send(fd, bytes, count, Int32(MSG_NOSIGNAL) | flags)
 }
 
 private func socketClose(_ fd: Int32) {
