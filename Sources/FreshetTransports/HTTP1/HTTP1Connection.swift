@@ -168,25 +168,31 @@ final class HTTP1Connection: Sendable {
         // The handshake's future comes out of the initializer: looked up afterwards, its handler
         // may already be gone with a connection the origin (or a failed handshake) closed at once.
         let made: (channel: any Channel, setup: Setup?, tunnel: EventLoopFuture<Void>?)
-        do {
-            made = try await ClientBootstrap(group: group)
-                .connectTimeout(timeout)
-                .connect(host: endpoint.host, port: endpoint.port) { channel in
-                    channel.eventLoop.makeCompletedFuture {
-                        guard let tunnel else {
-                            return (channel, try setUp(channel, key: key, tls: tls, timeout: timeout, refusal: refusal), nil)
-                        }
-                        let sync = channel.pipeline.syncOperations
-                        if tunnel.kind == .socks5 {
-                            let address: SOCKSAddress = key.host.isIPAddress
-                                ? .address(try SocketAddress(ipAddress: key.host, port: key.port)) : .domain(key.host, port: key.port)
-                            try sync.addHandler(SOCKSClientHandler(targetAddress: address))
-                        }
-                        let handler = HTTP1TunnelHandler(proxy: tunnel, host: key.host, port: key.port, timeout: timeout)
-                        try sync.addHandler(handler)
-                        return (channel, nil, handler.established)
-                    }
+        let initialize: @Sendable (any Channel) -> EventLoopFuture<(any Channel, Setup?, EventLoopFuture<Void>?)> = { channel in
+            channel.eventLoop.makeCompletedFuture {
+                guard let tunnel else {
+                    return (channel, try setUp(channel, key: key, tls: tls, timeout: timeout, refusal: refusal), nil)
                 }
+                let sync = channel.pipeline.syncOperations
+                if tunnel.kind == .socks5 {
+                    let address: SOCKSAddress = key.host.socketAddress(port: key.port).map { .address($0) }
+                        ?? .domain(key.host, port: key.port)
+                    try sync.addHandler(SOCKSClientHandler(targetAddress: address))
+                }
+                let handler = HTTP1TunnelHandler(proxy: tunnel, host: key.host, port: key.port, timeout: timeout)
+                try sync.addHandler(handler)
+                return (channel, nil, handler.established)
+            }
+        }
+        do {
+            let bootstrap = ClientBootstrap(group: group).connectTimeout(timeout)
+            // An IP literal is connected to as it is: NIO's resolver would call getaddrinfo on
+            // another thread and race the address families for nothing.
+            if let address = endpoint.host.socketAddress(port: endpoint.port) {
+                made = try await bootstrap.connect(to: address, channelInitializer: initialize)
+            } else {
+                made = try await bootstrap.connect(host: endpoint.host, port: endpoint.port, channelInitializer: initialize)
+            }
         } catch {
             if let proxy = key.proxy { throw proxy.unreachable(error) }
             throw error
@@ -351,5 +357,10 @@ extension String {
         var v4 = in_addr()
         var v6 = in6_addr()
         return inet_pton(AF_INET, self, &v4) == 1 || inet_pton(AF_INET6, self, &v6) == 1
+    }
+
+    /// The address at `port` when this is an IPv4 or IPv6 literal; `nil` for a name.
+    func socketAddress(port: Int) -> SocketAddress? {
+        isIPAddress ? try? SocketAddress(ipAddress: self, port: port) : nil
     }
 }

@@ -23,12 +23,15 @@ extension HTTP1ConnectionPool {
         let prefix: String
         /// The `Host` field of every head, made once.
         let host: String
+        /// The origin's address when its host is an IP literal: connected to without a lookup.
+        let address: SocketAddress?
 
         init(pool: HTTP1ConnectionPool, key: Key, prefix: String) {
             self.pool = pool
             self.key = key
             self.prefix = prefix
             host = HTTP1Transport.hostField(for: key)
+            address = key.host.socketAddress(port: key.port)
         }
 
         /// A request head for `target` (in origin form) after the origin's path prefix: `Host`
@@ -58,7 +61,7 @@ extension HTTP1ConnectionPool {
             } catch {
                 return loop.makeFailedFuture(error)
             }
-            return ClientBootstrap(group: loop)
+            let bootstrap = ClientBootstrap(group: loop)
                 .connectTimeout(TimeAmount(pool.configuration.connectTimeout))
                 .channelOption(.socketOption(.tcp_nodelay), value: 1)
                 .channelInitializer { channel in
@@ -69,7 +72,8 @@ extension HTTP1ConnectionPool {
                         try configure(channel)
                     }
                 }
-                .connect(host: key.host, port: key.port)
+            if let address { return bootstrap.connect(to: address) }
+            return bootstrap.connect(host: key.host, port: key.port)
         }
     }
 
