@@ -366,6 +366,9 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource, WholeResp
     /// ask ``answerFromStore(for:baseURL:)``.
     public func decisionFromMemory(for request: HTTPRequest, at location: StoreLocation) -> StoreDecision? {
         guard Self.answersAlone(request), let memory else { return nil }
+        // With every hit revalidated, a request without `Cache-Control` (no `only-if-cached`,
+        // no `max-stale`) is never answered by a stored response alone: no lookup tells more.
+        if options.revalidatesEveryHit, !request.headerFields.contains(.cacheControl) { return nil }
         for partition in location.partitions {
             // A key the memory does not know could be on disk: only the store can tell.
             guard let variants = memory.variantsInMemory(forKey: partition.key) else { return nil }

@@ -81,14 +81,19 @@ package struct MemoryTier {
     /// fields, the same body), in place of that variant — when the tier holds the key and a write
     /// of it was queued less than `interval` seconds before `now`: `true` then, and the write
     /// may be skipped (the disk keeps that copy, at most `interval` older). `false` changes nothing.
-    package mutating func freshen(with response: CachedResponse, now: Double, interval: Double) -> Bool {
+    /// `size`: `response.size`, when the caller knows it (worked out outside its lock).
+    package mutating func freshen(with response: CachedResponse, now: Double, interval: Double, size: Int? = nil) -> Bool {
         guard let index = slots.index(forKey: response.key), now - slots.values[index].saved < interval,
               let at = slots.values[index].variants.firstIndex(where: { $0.variant == response.variant })
         else { return false }
-        let old = slots.values[index].variants[at].size
+        // A key's only variant takes all its list's bytes but the overhead (`put`'s sum): a
+        // size walks every field.
+        let old = slots.values[index].variants.count == 1
+            ? slots.values[index].bytes - Self.slotOverhead : slots.values[index].variants[at].size
+        let new = size ?? response.size
         slots.values[index].variants[at] = response
-        slots.values[index].bytes += response.size - old
-        bytes += response.size - old
+        slots.values[index].bytes += new - old
+        bytes += new - old
         evictIfNeeded()
         return true
     }

@@ -184,7 +184,8 @@ public final class SQLiteCacheStore: CacheStore, MemoryLookup, WriteBehindStore 
     /// otherwise rewrite the row each time); its copy on disk is then at most that much older.
     public func freshenWithoutWaiting(_ response: CachedResponse) {
         let now = Date().timeIntervalSince1970
-        let kept = state.withLock { $0.memory.freshen(with: response, now: now, interval: stampSeconds) }
+        let size = response.size
+        let kept = state.withLock { $0.memory.freshen(with: response, now: now, interval: stampSeconds, size: size) }
         if !kept { saveWithoutWaiting(response) }
     }
 

@@ -226,7 +226,8 @@ public final class PostgresCacheStore: CacheStore, MemoryLookup, CacheFillCoordi
     /// `304`. The server's copy, and other instances', are then at most that much older.
     public func freshenWithoutWaiting(_ response: CachedResponse) {
         let now = Date().timeIntervalSince1970
-        let kept = state.withLock { $0.memory.freshen(with: response, now: now, interval: Self.freshenInterval) }
+        let size = response.size
+        let kept = state.withLock { $0.memory.freshen(with: response, now: now, interval: Self.freshenInterval, size: size) }
         if !kept { saveWithoutWaiting(response) }
     }
 

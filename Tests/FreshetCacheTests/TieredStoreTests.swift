@@ -292,9 +292,12 @@ struct TieredStoreTests {
             var freshened = stored
             freshened.responseTime = stored.responseTime.addingTimeInterval(30)
             freshened.headers[.date] = "Tue, 14 Nov 2023 22:14:00 GMT"
+            freshened.headers[HTTPField.Name("X-Freshened")!] = "by a 304"
+            let before = store.memoryTierBytes
             store.freshenWithoutWaiting(freshened)
             try await store.flush()
             #expect(store.variantsInMemory(forKey: key) == [freshened], "memory answers with the freshened copy")
+            #expect(store.memoryTierBytes == before - stored.size + freshened.size, "the tier counts the freshened copy's bytes")
             #expect(try await responseTime(key) == (written ? freshened : stored).responseTime.timeIntervalSince1970,
                     written ? "past the interval the freshened copy is written" : "within the interval the disk keeps the saved copy")
         }

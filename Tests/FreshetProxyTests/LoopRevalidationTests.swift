@@ -69,6 +69,19 @@ struct LoopRevalidationTests {
         }
     }
 
+    @Test("--revalidate always: only-if-cached is answered from the store, a HIT; a plain request is revalidated")
+    func onlyIfCachedIsAHit() async throws {
+        let scripts = ["/scripted/kept": Script(headers: Self.stored("\"k1\""), body: "{\"k\":1}")]
+        try await Self.withRevalidatingProxy(scripts) { proxy, sim in
+            let first = try await proxy.send("/scripted/kept")
+            let cached = try await proxy.send("/scripted/kept", headers: [.cacheControl: "only-if-cached"])
+            let plain = try await proxy.send("/scripted/kept")
+            #expect([first, cached, plain].map(\.cache) == ["MISS", "HIT", "REVALIDATED"])
+            #expect(cached.body == "{\"k\":1}")
+            #expect(await Self.seen(sim, "/scripted/kept") == ["200 -", "304 \"k1\""], "only-if-cached never reaches the origin")
+        }
+    }
+
     @Test("A revalidation's new answer that breaks off mid-body is a failed refresh: the stored copy answers, STALE")
     func brokenNewAnswerServesStale() async throws {
         let scripts = ["/scripted/cut": Script(headers: Self.stored("\"c1\""), body: String(repeating: "x", count: 4000))]
