@@ -87,6 +87,19 @@ struct PassThroughTests {
         }
     }
 
+    /// A raw client that sent `text`, a request for `/scripted/held` first — marked by an answer
+    /// before, it is forwarded on the event loop and held at the origin until the test releases it.
+    static func forwardingHeld(_ sim: RunningSimulator, _ proxy: InProcessProxy, sending text: String) async throws -> RawClient {
+        await sim.simulator.hold(route: "/scripted/held")
+        let client = try RawClient(port: try #require(proxy.base.port))
+        client.send(text)
+        let arrived = await eventually(within: 30) {
+            await sim.simulator.requestLog().filter { $0.path == "/scripted/held" }.count == 2
+        }
+        #expect(arrived, "the first request reached the origin")
+        return client
+    }
+
     @Test("Requests pipelined behind one forwarded on the event loop are answered after it, in order")
     func pipelinedRequestsWait() async throws {
         try await withSimulator { sim in
@@ -97,14 +110,9 @@ struct PassThroughTests {
                 try await withInProcessProxy(origin: sim.baseURL, store: store) { proxy in
                     #expect(try await proxy.send("/scripted/held").cache == "MISS")
                     #expect(try await proxy.send("/scripted/second").cache == "MISS")
-                    await sim.simulator.hold(route: "/scripted/held")
-                    let client = try RawClient(port: try #require(proxy.base.port))
+                    let client = try await Self.forwardingHeld(sim, proxy, sending:
+                        "GET /scripted/held HTTP/1.1\r\nHost: a\r\n\r\nGET /scripted/second HTTP/1.1\r\nHost: a\r\n\r\n")
                     defer { client.close() }
-                    client.send("GET /scripted/held HTTP/1.1\r\nHost: a\r\n\r\nGET /scripted/second HTTP/1.1\r\nHost: a\r\n\r\n")
-                    let arrived = await eventually(within: 30) {
-                        await sim.simulator.requestLog().filter { $0.path == "/scripted/held" }.count == 2
-                    }
-                    #expect(arrived, "the first request reached the origin")
                     await sim.simulator.release(route: "/scripted/held")
                     let text = await client.read { $0.components(separatedBy: "HTTP/1.1 200").count == 3 && $0.hasSuffix("second") }
                     let first = try #require(text.range(of: "first"))
@@ -123,14 +131,8 @@ struct PassThroughTests {
             try await withSQLiteStore { store, _ in
                 try await withInProcessProxy(origin: sim.baseURL, store: store) { proxy in
                     #expect(try await proxy.send("/scripted/held").cache == "MISS")
-                    await sim.simulator.hold(route: "/scripted/held")
-                    let client = try RawClient(port: try #require(proxy.base.port))
+                    let client = try await Self.forwardingHeld(sim, proxy, sending: "GET /scripted/held HTTP/1.1\r\nHost: a\r\n\r\n")
                     defer { client.close() }
-                    client.send("GET /scripted/held HTTP/1.1\r\nHost: a\r\n\r\n")
-                    let arrived = await eventually(within: 30) {
-                        await sim.simulator.requestLog().filter { $0.path == "/scripted/held" }.count == 2
-                    }
-                    #expect(arrived, "the request reached the origin")
                     // While it is forwarded, a request with a 64 MiB body: the proxy reads until a
                     // part of it is held, then the socket buffers fill and the client's sending stops.
                     let size = 64 << 20
