@@ -67,7 +67,7 @@ package struct MemoryTier {
     /// Puts `response` first among its key's variants, replacing the same variant — when the tier
     /// holds that key; otherwise nothing changes (the key's other variants are not known here).
     /// `now`: when the response's row is stamped; it is the key's stamp when it is its only variant.
-    /// `savedAt`: when the write of `response` was queued (for ``freshen(with:now:interval:)``;
+    /// `savedAt`: when the write of `response` was queued (for ``freshen(with:now:interval:size:)``;
     /// `now` when not given).
     package mutating func update(with response: CachedResponse, stampedAt now: Double = -.infinity, savedAt: Double? = nil) {
         guard var variants = slots[response.key]?.variants else { return }
@@ -81,8 +81,8 @@ package struct MemoryTier {
     /// fields, the same body), in place of that variant — when the tier holds the key and a write
     /// of it was queued less than `interval` seconds before `now`: `true` then, and the write
     /// may be skipped (the disk keeps that copy, at most `interval` older). `false` changes nothing.
-    /// `size`: `response.size`, when the caller knows it (worked out outside its lock).
-    package mutating func freshen(with response: CachedResponse, now: Double, interval: Double, size: Int? = nil) -> Bool {
+    /// `size`: `response.size` (the caller works it out outside its lock).
+    package mutating func freshen(with response: CachedResponse, now: Double, interval: Double, size: Int) -> Bool {
         guard let index = slots.index(forKey: response.key), now - slots.values[index].saved < interval,
               let at = slots.values[index].variants.firstIndex(where: { $0.variant == response.variant })
         else { return false }
@@ -90,10 +90,9 @@ package struct MemoryTier {
         // size walks every field.
         let old = slots.values[index].variants.count == 1
             ? slots.values[index].bytes - Self.slotOverhead : slots.values[index].variants[at].size
-        let new = size ?? response.size
         slots.values[index].variants[at] = response
-        slots.values[index].bytes += new - old
-        bytes += new - old
+        slots.values[index].bytes += size - old
+        bytes += size - old
         evictIfNeeded()
         return true
     }
