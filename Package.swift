@@ -268,9 +268,13 @@ let package = Package(
             ],
             path: "Examples/news-combine"
         ),
+        // Caps how many tests Swift Testing runs at once in the test process, so that the README's
+        // plain `swift test` passes on a 2-core machine (Tests/CTestParallelism/parallelism.c).
+        .target(name: "CTestParallelism", path: "Tests/CTestParallelism"),
         .target(
             name: "FreshetTestSupport",
             dependencies: [
+                "CTestParallelism",
                 "Freshet", "FreshetTransports", "FreshetSimulator", "FreshetCache",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
