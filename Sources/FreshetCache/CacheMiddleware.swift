@@ -477,7 +477,7 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource, WholeResp
             await HTTPBody.discard(responseBody)
             let (updated, freshness) = policy.revalidated(stored, notModified: response.headerFields, requestTime: requestTime,
                                                           responseTime: now(), url: url, now: now())
-            try? await store.save(updated)
+            await keepFreshened(updated)
             return await serve(updated, freshness: freshness, outcome: .revalidated, head: false)
         }
         if response.status.code >= 400, !policy.forbidsStale(stored, overridden: policy.overrides(url)) {
@@ -524,6 +524,19 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource, WholeResp
 
 
 
+    /// Stores `updated`, a stored response freshened by a `304` (or by a `200` to `HEAD`; new
+    /// times and fields, the same body): with a store that has a memory, as the event loop's
+    /// revalidations do (``MemoryLookup/freshenWithoutWaiting(_:)``: in memory alone when the key
+    /// was written a short while ago, until the store is flushed), so that revalidations of a
+    /// hot key do not rewrite its row, body and all, each time.
+    private func keepFreshened(_ updated: CachedResponse) async {
+        if let memory {
+            memory.freshenWithoutWaiting(updated)
+        } else {
+            try? await store.save(updated)
+        }
+    }
+
     private func revalidateInBackground(
         _ stored: CachedResponse, request: HTTPRequest, baseURL: URL, url: URL, partitions: [Partition],
         transport: any ClientTransport
@@ -537,7 +550,7 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource, WholeResp
             if response.status.code == 304 {
                 await HTTPBody.discard(body)
                 let updated = CachePolicy.updated(stored, with: response.headerFields, requestTime: requestTime, responseTime: cache.now())
-                try? await cache.store.save(updated)
+                await cache.keepFreshened(updated)
             } else if let (_, rest) = try? await cache.storeIfAllowed(
                 response, body: body, request: request, requestControl: CacheControl(request.headerFields),
                 url: url, requestTime: requestTime, partitions: partitions, replacing: stored.key) {
@@ -700,7 +713,7 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource, WholeResp
             await HTTPBody.discard(responseBody)
             let (updated, freshness) = policy.revalidated(stored, notModified: response.headerFields, requestTime: requestTime,
                                                           responseTime: now(), url: url, now: now())
-            try? await store.save(updated)
+            await keepFreshened(updated)
             return await serve(updated, freshness: freshness, outcome: .revalidated, head: true)
         }
         ExchangeReport.current?.recordCache(.miss)

@@ -17,6 +17,9 @@ package struct MemoryTier {
         /// When this process last queued a write of one of the key's responses (Unix seconds;
         /// `-infinity`: never), for a store that writes freshened responses at most so often.
         var saved = -Double.infinity
+        /// The variants freshened here since the key was last written: newer than their copies
+        /// on disk (``freshen(with:now:interval:size:)``, ``takeUnsaved()``).
+        var unsaved: [String] = []
     }
 
     /// What an empty list (a known absence) costs, and what each list costs beyond its responses.
@@ -25,6 +28,8 @@ package struct MemoryTier {
     /// The most bytes held at once.
     package let capacity: Int
     private var slots: [String: Slot] = [:]
+    /// The keys whose slot has ``Slot/unsaved`` variants.
+    private var unsavedKeys: Set<String> = []
     package private(set) var bytes = 0
     /// A logical clock: each use takes the next tick (for LRU, here and on disk).
     package private(set) var clock: UInt64 = 0
@@ -70,17 +75,26 @@ package struct MemoryTier {
     /// `savedAt`: when the write of `response` was queued (for ``freshen(with:now:interval:size:)``;
     /// `now` when not given).
     package mutating func update(with response: CachedResponse, stampedAt now: Double = -.infinity, savedAt: Double? = nil) {
-        guard var variants = slots[response.key]?.variants else { return }
+        guard let slot = slots[response.key] else { return }
+        var variants = slot.variants
         variants.removeAll { $0.variant == response.variant }
         variants.insert(response, at: 0)
         put(variants, forKey: response.key, stamped: variants.count == 1 ? now : nil)
-        slots[response.key]?.saved = savedAt ?? now
+        guard let index = slots.index(forKey: response.key) else { return }
+        slots.values[index].saved = savedAt ?? now
+        // The key's other variants freshened in memory alone still are.
+        let unsaved = slot.unsaved.filter { $0 != response.variant }
+        if !unsaved.isEmpty {
+            slots.values[index].unsaved = unsaved
+            unsavedKeys.insert(response.key)
+        }
     }
 
     /// Puts `response`, the stored response of its variant freshened by a `304` (new times and
     /// fields, the same body), in place of that variant — when the tier holds the key and a write
     /// of it was queued less than `interval` seconds before `now`: `true` then, and the write
-    /// may be skipped (the disk keeps that copy, at most `interval` older). `false` changes nothing.
+    /// may be skipped (the disk keeps that copy, at most `interval` older; ``takeUnsaved()`` hands
+    /// it back for the write before the process exits). `false` changes nothing.
     /// `size`: `response.size` (the caller works it out outside its lock).
     package mutating func freshen(with response: CachedResponse, now: Double, interval: Double, size: Int) -> Bool {
         guard let index = slots.index(forKey: response.key), now - slots.values[index].saved < interval,
@@ -92,9 +106,30 @@ package struct MemoryTier {
             ? slots.values[index].bytes - Self.slotOverhead : slots.values[index].variants[at].size
         slots.values[index].variants[at] = response
         slots.values[index].bytes += size - old
+        if slots.values[index].unsaved.isEmpty {
+            slots.values[index].unsaved = [response.variant]
+            unsavedKeys.insert(response.key)
+        } else if !slots.values[index].unsaved.contains(response.variant) {
+            slots.values[index].unsaved.append(response.variant)
+        }
         bytes += size - old
         evictIfNeeded()
         return true
+    }
+
+    /// The responses freshened in memory alone (``freshen(with:now:interval:size:)``) that the
+    /// tier still holds, newer than their copies on disk; the tier then counts them as written.
+    /// A store writes them when it is flushed, so that the next process finds them.
+    package mutating func takeUnsaved() -> [CachedResponse] {
+        var responses: [CachedResponse] = []
+        for key in unsavedKeys {
+            guard let index = slots.index(forKey: key) else { continue }
+            let unsaved = slots.values[index].unsaved
+            responses += slots.values[index].variants.filter { unsaved.contains($0.variant) }
+            slots.values[index].unsaved = []
+        }
+        unsavedKeys = []
+        return responses
     }
 
     /// The oldest LRU stamp of `key`'s rows on disk as far as the tier knows; `nil` when it does
@@ -120,7 +155,9 @@ package struct MemoryTier {
 
     /// Forgets `key` (the next lookup asks the disk).
     package mutating func remove(key: String) {
-        if let slot = slots.removeValue(forKey: key) { bytes -= slot.bytes }
+        guard let slot = slots.removeValue(forKey: key) else { return }
+        bytes -= slot.bytes
+        if !slot.unsaved.isEmpty { unsavedKeys.remove(key) }
     }
 
     /// Drops every variant whose display URL is `url`.
@@ -136,6 +173,7 @@ package struct MemoryTier {
     /// Forgets everything: later lookups ask the disk again.
     package mutating func removeAll() {
         slots = [:]
+        unsavedKeys = []
         bytes = 0
     }
 

@@ -181,7 +181,8 @@ public final class SQLiteCacheStore: CacheStore, MemoryLookup, WriteBehindStore 
 
     /// A response freshened by a `304` within ``stampInterval`` of the key's last write is kept
     /// in memory alone (a revalidation per request, `freshet proxy --revalidate always`, would
-    /// otherwise rewrite the row each time); its copy on disk is then at most that much older.
+    /// otherwise rewrite the row each time); its copy on disk is then at most that much older,
+    /// until ``flush()`` writes it.
     public func freshenWithoutWaiting(_ response: CachedResponse) {
         let now = Date().timeIntervalSince1970
         let size = response.size
@@ -239,10 +240,12 @@ public final class SQLiteCacheStore: CacheStore, MemoryLookup, WriteBehindStore 
         }
     }
 
-    /// Writes everything waiting in memory — queued responses and removals, LRU stamps, outcome
-    /// counters — and returns once it is committed. Call it before the process exits.
+    /// Writes everything waiting in memory — queued responses and removals, responses freshened
+    /// in memory alone (``freshenWithoutWaiting(_:)``), LRU stamps, outcome counters — and
+    /// returns once it is committed. Call it before the process exits.
     /// - Throws: the database's error when the last batch could not be written.
     public func flush() async throws {
+        for response in state.withLock({ $0.memory.takeUnsaved() }) { saveWithoutWaiting(response) }
         if !state.withLock({ !$0.writes.isRunning && $0.isIdle }) { await runNow() }
         if let failure = state.withLock({ state -> String? in defer { state.lastFailure = nil }; return state.lastFailure }) {
             throw SQLiteCacheStoreError(reason: failure)

@@ -223,7 +223,8 @@ public final class PostgresCacheStore: CacheStore, MemoryLookup, CacheFillCoordi
     /// ``saveWithoutWaiting(_:)``, but within `freshenInterval` (60 s) of this instance's last write of
     /// the key the freshened copy stays in this instance's memory: a revalidation per request
     /// (`freshet proxy --revalidate always`) would otherwise write and notify the fleet on each
-    /// `304`. The server's copy, and other instances', are then at most that much older.
+    /// `304`. The server's copy, and other instances', are then at most that much older, until
+    /// ``flush()`` writes it.
     public func freshenWithoutWaiting(_ response: CachedResponse) {
         let now = Date().timeIntervalSince1970
         let size = response.size
@@ -363,9 +364,13 @@ public final class PostgresCacheStore: CacheStore, MemoryLookup, CacheFillCoordi
         }
     }
 
-    /// Writes the LRU stamps and outcome counters waiting in memory, and evicts what no longer
-    /// fits; returns once that is committed. Without a server they wait for it.
+    /// Writes the responses freshened in memory alone (``freshenWithoutWaiting(_:)``), the LRU
+    /// stamps and outcome counters waiting in memory, and evicts what no longer fits; returns
+    /// once that is committed. Without a server they wait for it.
     public func flush() async throws {
+        for response in state.withLock({ $0.memory.takeUnsaved() }) where keep(response) {
+            await persist(response)
+        }
         let outcomes = state.withLock { state -> [CacheOutcome: Int] in
             state.healthy ? state.writes.takeOutcomes() : [:]
         }

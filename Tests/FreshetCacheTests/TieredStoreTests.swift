@@ -271,17 +271,12 @@ struct TieredStoreTests {
         #expect(try await stamp("old") == moved)
     }
 
-    @Test("A response freshened by a 304 within the stamp interval of its write stays in memory; past it, it is written")
+    @Test("A response freshened by a 304 within the stamp interval of its write stays in memory until flush; past it, it is written")
     func freshenedWithinTheIntervalStaysInMemory() async throws {
         let temporary = try StoreTemporaryDirectory()
         defer { temporary.remove() }
         let database = try cacheDatabase(in: temporary.url)
         defer { try? database.close() }
-        let responseTime = { (key: String) in
-            try await database.read { db in
-                try Double.fetchOne(db, sql: "SELECT response_time FROM cache_entry WHERE key = ?", arguments: [key])
-            }
-        }
         for (interval, written) in [(Duration.seconds(600), false), (.zero, true)] {
             let store = SQLiteCacheStore(writer: database, stampInterval: interval)
             let key = "k\(interval.components.seconds)"
@@ -295,11 +290,72 @@ struct TieredStoreTests {
             freshened.headers[HTTPField.Name("X-Freshened")!] = "by a 304"
             let before = store.memoryTierBytes
             store.freshenWithoutWaiting(freshened)
-            try await store.flush()
+            await store.runNow()
             #expect(store.variantsInMemory(forKey: key) == [freshened], "memory answers with the freshened copy")
             #expect(store.memoryTierBytes == before - stored.size + freshened.size, "the tier counts the freshened copy's bytes")
-            #expect(try await responseTime(key) == (written ? freshened : stored).responseTime.timeIntervalSince1970,
-                    written ? "past the interval the freshened copy is written" : "within the interval the disk keeps the saved copy")
+            #expect(try await Self.responseTime(database, key: key) == (written ? freshened : stored).responseTime.timeIntervalSince1970,
+                    written ? "past the interval the writer's run writes the freshened copy" : "within the interval the writer's runs leave the saved copy")
+            try await store.flush()
+            #expect(try await Self.responseTime(database, key: key) == freshened.responseTime.timeIntervalSince1970,
+                    "flush writes the freshened copy, for the next process")
+        }
+    }
+
+    @Test("A variant freshened in memory stays to be flushed when another variant of its key is saved")
+    func freshenedVariantSurvivesASaveOfAnother() async throws {
+        let temporary = try StoreTemporaryDirectory()
+        defer { temporary.remove() }
+        let database = try cacheDatabase(in: temporary.url)
+        defer { try? database.close() }
+        let store = SQLiteCacheStore(writer: database, stampInterval: .seconds(600))
+        #expect(try await store.variants(forKey: "k").isEmpty)
+        let gzip = storeSample(key: "k", variant: "gzip"), identity = storeSample(key: "k", variant: "identity")
+        store.saveWithoutWaiting(gzip)
+        store.saveWithoutWaiting(identity)
+        var freshened = gzip
+        freshened.responseTime = gzip.responseTime.addingTimeInterval(30)
+        store.freshenWithoutWaiting(freshened)
+        store.saveWithoutWaiting(identity)
+        await store.runNow()
+        let responseTime = {
+            try await database.read { db in
+                try Double.fetchOne(db, sql: "SELECT response_time FROM cache_entry WHERE key = 'k' AND variant = 'gzip'")
+            }
+        }
+        #expect(try await responseTime() == gzip.responseTime.timeIntervalSince1970)
+        try await store.flush()
+        #expect(try await responseTime() == freshened.responseTime.timeIntervalSince1970)
+    }
+
+    @Test("A 304 through the chain freshens the stored copy in memory, as the proxy's event loop does; flush writes it")
+    func chainRevalidationFreshensInMemory() async throws {
+        let temporary = try StoreTemporaryDirectory()
+        defer { temporary.remove() }
+        let database = try cacheDatabase(in: temporary.url)
+        defer { try? database.close() }
+        let store = SQLiteCacheStore(writer: database, stampInterval: .seconds(600))
+        try await withSimulator(.init()) { sim in
+            try await SimControl(sim).script("tagged", headers: [("Cache-Control", "max-age=0"), ("ETag", #""v1""#)], body: #"{"n":1}"#)
+            let client = APIClient(baseURL: sim.baseURL, transport: liveTransport, middlewares: [CacheMiddleware(store: store)])
+            #expect(try await client.send(Endpoint<Data>.raw("scripted", "tagged")).cache == .miss)
+            await store.runNow()
+            let key = try #require(try await database.read { db in try String.fetchOne(db, sql: "SELECT key FROM cache_entry") })
+            let saved = try #require(try await Self.responseTime(database, key: key))
+
+            // Stale at once (max-age=0): the next request revalidates through the chain.
+            #expect(try await client.send(Endpoint<Data>.raw("scripted", "tagged")).cache == .revalidated)
+            await store.runNow()
+            #expect(try await Self.responseTime(database, key: key) == saved, "the writer's run does not rewrite the row for a 304")
+            try await store.flush()
+            let flushed = try #require(try await Self.responseTime(database, key: key))
+            #expect(flushed > saved, "flush writes the freshened copy")
+        }
+    }
+
+    /// The response time of `key`'s row on disk.
+    static func responseTime(_ database: DatabasePool, key: String) async throws -> Double? {
+        try await database.read { db in
+            try Double.fetchOne(db, sql: "SELECT response_time FROM cache_entry WHERE key = ?", arguments: [key])
         }
     }
 
