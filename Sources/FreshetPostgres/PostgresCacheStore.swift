@@ -364,9 +364,10 @@ public final class PostgresCacheStore: CacheStore, MemoryLookup, CacheFillCoordi
         }
     }
 
-    /// Writes the responses freshened in memory alone (``freshenWithoutWaiting(_:)``), the LRU
-    /// stamps and outcome counters waiting in memory, and evicts what no longer fits; returns
-    /// once that is committed. Without a server they wait for it.
+    /// Writes the responses freshened in memory alone (``freshenWithoutWaiting(_:)``; without a
+    /// server they are dropped: its copies are at most 60 s older), the LRU stamps and outcome
+    /// counters waiting in memory, and evicts what no longer fits; returns once that is committed.
+    /// Without a server the stamps and counters wait for it.
     public func flush() async throws {
         for response in state.withLock({ $0.memory.takeUnsaved() }) where keep(response) {
             await persist(response)
