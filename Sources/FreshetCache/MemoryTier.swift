@@ -28,8 +28,6 @@ package struct MemoryTier {
     /// The most bytes held at once.
     package let capacity: Int
     private var slots: [String: Slot] = [:]
-    /// The keys whose slot has ``Slot/unsaved`` variants.
-    private var unsavedKeys: Set<String> = []
     package private(set) var bytes = 0
     /// A logical clock: each use takes the next tick (for LRU, here and on disk).
     package private(set) var clock: UInt64 = 0
@@ -83,11 +81,7 @@ package struct MemoryTier {
         guard let index = slots.index(forKey: response.key) else { return }
         slots.values[index].saved = savedAt ?? now
         // The key's other variants freshened in memory alone still are.
-        let unsaved = slot.unsaved.filter { $0 != response.variant }
-        if !unsaved.isEmpty {
-            slots.values[index].unsaved = unsaved
-            unsavedKeys.insert(response.key)
-        }
+        slots.values[index].unsaved = slot.unsaved.filter { $0 != response.variant }
     }
 
     /// Puts `response`, the stored response of its variant freshened by a `304` (new times and
@@ -106,10 +100,7 @@ package struct MemoryTier {
             ? slots.values[index].bytes - Self.slotOverhead : slots.values[index].variants[at].size
         slots.values[index].variants[at] = response
         slots.values[index].bytes += size - old
-        if slots.values[index].unsaved.isEmpty {
-            slots.values[index].unsaved = [response.variant]
-            unsavedKeys.insert(response.key)
-        } else if !slots.values[index].unsaved.contains(response.variant) {
+        if !slots.values[index].unsaved.contains(response.variant) {
             slots.values[index].unsaved.append(response.variant)
         }
         bytes += size - old
@@ -119,16 +110,17 @@ package struct MemoryTier {
 
     /// The responses freshened in memory alone (``freshen(with:now:interval:size:)``) that the
     /// tier still holds, newer than their copies on disk; the tier then counts them as written.
-    /// A store writes them when it is flushed, so that the next process finds them.
+    /// A store writes them when it is flushed, so that the next process finds them. One pass
+    /// over the tier's keys (a flush is at exit, or beside a removal that passes over them too).
     package mutating func takeUnsaved() -> [CachedResponse] {
+        let keys = slots.compactMap { $0.value.unsaved.isEmpty ? nil : $0.key }
         var responses: [CachedResponse] = []
-        for key in unsavedKeys {
+        for key in keys {
             guard let index = slots.index(forKey: key) else { continue }
             let unsaved = slots.values[index].unsaved
             responses += slots.values[index].variants.filter { unsaved.contains($0.variant) }
             slots.values[index].unsaved = []
         }
-        unsavedKeys = []
         return responses
     }
 
@@ -155,9 +147,7 @@ package struct MemoryTier {
 
     /// Forgets `key` (the next lookup asks the disk).
     package mutating func remove(key: String) {
-        guard let slot = slots.removeValue(forKey: key) else { return }
-        bytes -= slot.bytes
-        if !slot.unsaved.isEmpty { unsavedKeys.remove(key) }
+        if let slot = slots.removeValue(forKey: key) { bytes -= slot.bytes }
     }
 
     /// Drops every variant whose display URL is `url`.
@@ -173,7 +163,6 @@ package struct MemoryTier {
     /// Forgets everything: later lookups ask the disk again.
     package mutating func removeAll() {
         slots = [:]
-        unsavedKeys = []
         bytes = 0
     }
 
