@@ -16,6 +16,17 @@ struct CLITests {
         }
     }
 
+    @Test("A command's help and usage errors name it under freshet, as ArgumentParser's walk from the root does",
+          arguments: ["feed", "hn", "user", "repo", "repos", "blogs", "proxy"])
+    func commandHelpNamesFreshet(command: String) async throws {
+        let help = try await runProcess(try freshet(), [command, "--help"])
+        #expect(help.status == 0)
+        #expect(help.stdout.contains("USAGE: freshet \(command)"), "\(help.stdout)")
+        let wrong = try await runProcess(try freshet(), [command, "--no-such-option"])
+        #expect(wrong.status == 1)
+        #expect(wrong.stderr.contains("Usage: freshet \(command)"), "\(wrong.stderr)")
+    }
+
     @Test func unknownCommandIsAUsageError() async throws {
         let result = try await runProcess(try freshet(), ["frobnicate"])
         #expect(result.status != 0)
