@@ -139,11 +139,14 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
                 // SQLite's C API, for the write-ahead log's checkpoint hook (AppDatabase).
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
+                "CFreshetSQLite",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
             ]
         ),
+        // The one variadic SQLite call AppDatabase makes (`sqlite3_db_config`), which Swift cannot.
+        .target(name: "CFreshetSQLite", linkerSettings: [.linkedLibrary("sqlite3")]),
         // How the apps look and read keys on a terminal: formats, styles (Rainbow), raw mode,
         // the live region and progress line, inline images.
         .target(

@@ -1,3 +1,4 @@
+import CFreshetSQLite
 import Foundation
 import FreshetCache
 import GRDB
@@ -30,8 +31,9 @@ import Musl
 /// (some 60 ms for a full 100 MiB cache), so it runs only when the file changed since it last
 /// passed: `freshet.sqlite-checked` holds the file's device, inode, size and modification time
 /// as they were then. When this process folds the write-ahead log into the file (every 1,000
-/// pages written, as SQLite's own automatic checkpoint does, and in ``close()``), it records the
-/// file again: what it wrote went through SQLite into a file it had checked. Anything else that
+/// pages written, as SQLite's own automatic checkpoint does, and in ``close()`` once the log has
+/// grown), it records the file again: what it wrote went through SQLite into a file it had
+/// checked. Anything else that
 /// changes the file — another program, a crash before the record — costs the next open a check.
 public final class AppDatabase: Sendable {
     /// Which tables the database gets: the libraries whose migrations run when it opens.
@@ -137,25 +139,44 @@ public final class AppDatabase: Sendable {
         checkpoints = nil
     }
 
-    /// Folds the write-ahead log into the database file (so `-wal` is empty) and closes every
-    /// connection. Reads and writes fail afterwards.
+    /// Closes every connection; first folds the write-ahead log into the database file (so `-wal`
+    /// is empty) when it has grown past ``keptLogBytes``. Reads and writes fail afterwards.
     ///
-    /// Call it before the process ends. A process that ends with the database open leaves its log
-    /// behind, and SQLite's next open reads all of it (it cannot know what was already folded
-    /// into the file): the log then only grows, and so does every later start.
+    /// Call it before the process ends. A log is read whole at every later open (SQLite rebuilds
+    /// its index from it when no other process has the file open) and restarts only after a fold,
+    /// so a log nobody folds only grows, and so does every later start. A small log is left as
+    /// it is: a run that changed little (a warm `feed` writes one page of counters) then ends
+    /// without a checkpoint's two `fdatasync`s, and the next open, finding a log, skips GRDB's
+    /// write that makes one. SQLite's own checkpoint when the last connection closes is off
+    /// (`SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE`) for the same reason. What a small log holds is
+    /// written but not synced (`synchronous = NORMAL`): a crash of the process loses none of
+    /// it, a crash of the machine may lose those last pages of cache and feed, which the next
+    /// run fetches again.
     ///
     /// Emptying the log waits for other processes' readers and writers (a busy `freshet proxy`
     /// on the same file always has some) for at most 200 ms, not the 5 s busy timeout;
     /// when they are still there, the log is left to the last process that closes.
     public func close() throws {
-        if path != nil {
+        if let path, Self.logBytes(of: path) > Self.keptLogBytes {
             try? writer.writeWithoutTransaction { db in
                 sqlite3_busy_timeout(db.sqliteConnection, Self.closeWaitMilliseconds)
                 _ = try db.checkpoint(.truncate)
             }
+            try writer.close()
+            checkpoints?.recordIfChecked()
+        } else {
+            try writer.close()
         }
-        try writer.close()
-        checkpoints?.recordIfChecked()
+    }
+
+    /// The largest write-ahead log ``close()`` leaves as it is: 64 pages of 4 KiB, which the next
+    /// open reads in well under a millisecond.
+    public static let keptLogBytes = 256 * 1024
+
+    /// The size of `path`'s write-ahead log file, 0 when there is none.
+    static func logBytes(of path: URL) -> Int {
+        var info = stat()
+        return stat(path.path + "-wal", &info) == 0 ? Int(info.st_size) : 0
     }
 
     /// How long ``close()`` waits for other processes to let it empty the log.
@@ -188,6 +209,7 @@ public final class AppDatabase: Sendable {
         configuration.label = "freshet"
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
+            _ = freshet_sqlite3_keep_log_on_close(db.sqliteConnection)
             checkpoints.install(on: db)
         }
 

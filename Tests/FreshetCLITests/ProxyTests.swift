@@ -425,9 +425,11 @@ struct ProxyTests {
                 let status = await child.waitForExit(timeout: 30)
                 #expect(status == 0, "stderr: \(child.stderr)")
                 #expect(child.stdout.isEmpty)
-                let wal = cli.home.appendingPathComponent("freshet.sqlite-wal").path
-                let walSize = (try? FileManager.default.attributesOfItem(atPath: wal)[.size] as? Int) ?? 0
-                #expect(walSize == 0, "closing the database folds the WAL into the file")
+                // Its answer and counters reached the file, which the next process reads.
+                let stats = try await cli.run("cache", "stats", "--json")
+                let json = try #require(try JSONSerialization.jsonObject(with: Data(stats.stdout.utf8)) as? [String: Any])
+                #expect(json["entries"] as? Int == 1)
+                #expect(json["outcomes"] as? [String: Int] == ["miss": 1])
             }
         }
     }

@@ -278,6 +278,37 @@ struct AppDatabaseTests {
         #expect(try stampDescribesFile(in: temporary.url))
     }
 
+    @Test("Closing leaves a small log as it is, and the next open writes nothing; a grown log is folded")
+    func closingFoldsOnlyAGrownLog() async throws {
+        let temporary = try StoreTemporaryDirectory()
+        defer { temporary.remove() }
+        let file = temporary.url.appendingPathComponent("freshet.sqlite")
+        func logBytes() throws -> Int {
+            let log = file.path + "-wal"
+            guard FileManager.default.fileExists(atPath: log) else { return 0 }
+            return try #require(FileManager.default.attributesOfItem(atPath: log)[.size] as? NSNumber).intValue
+        }
+
+        // A few entries: the log stays, under the limit, and holds them for the next process.
+        try await makeFilledDatabase(in: temporary.url, count: 5)
+        let small = try logBytes()
+        #expect(small > 0 && small <= AppDatabase.keptLogBytes)
+        // An open that finds a log writes nothing, and neither does a close that leaves it, even
+        // when the writer is the only connection (SQLite's own checkpoint at its close is off).
+        try AppDatabase(directory: temporary.url).close()
+        #expect(try logBytes() == small)
+        let reopened = try AppDatabase(directory: temporary.url)
+        #expect(try await SQLiteCacheStore(writer: reopened.writer).stats().entries == 5)
+        try reopened.close()
+
+        // Past the limit, closing folds the log into the file and empties it.
+        try await makeFilledDatabase(in: temporary.url, count: 200)
+        #expect(try logBytes() == 0)
+        let again = try AppDatabase(directory: temporary.url)
+        defer { try? again.close() }
+        #expect(try await SQLiteCacheStore(writer: again.writer).stats().entries == 200)
+    }
+
     @Test func healthyDatabaseGivesNoWarning() async throws {
         let temporary = try StoreTemporaryDirectory()
         defer { temporary.remove() }
