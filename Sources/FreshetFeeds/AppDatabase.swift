@@ -33,8 +33,8 @@ import Musl
 /// as they were then. When this process folds the write-ahead log into the file (every 1,000
 /// pages written, as SQLite's own automatic checkpoint does, and in ``close()`` once the log has
 /// grown), it records the file again: what it wrote went through SQLite into a file it had
-/// checked. Anything else that
-/// changes the file — another program, a crash before the record — costs the next open a check.
+/// checked. Anything else that changes the file — another program, a crash before the record —
+/// costs the next open a check.
 public final class AppDatabase: Sendable {
     /// Which tables the database gets: the libraries whose migrations run when it opens.
     public struct Schema: Sendable {
