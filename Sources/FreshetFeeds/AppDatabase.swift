@@ -157,16 +157,15 @@ public final class AppDatabase: Sendable {
     /// on the same file always has some) for at most 200 ms, not the 5 s busy timeout;
     /// when they are still there, the log is left to the last process that closes.
     public func close() throws {
-        if let path, Self.logBytes(of: path) > Self.keptLogBytes {
+        let folds = path.map { Self.logBytes(of: $0) > Self.keptLogBytes } ?? false
+        if folds {
             try? writer.writeWithoutTransaction { db in
                 sqlite3_busy_timeout(db.sqliteConnection, Self.closeWaitMilliseconds)
                 _ = try db.checkpoint(.truncate)
             }
-            try writer.close()
-            checkpoints?.recordIfChecked()
-        } else {
-            try writer.close()
         }
+        try writer.close()
+        if folds { checkpoints?.recordIfChecked() }
     }
 
     /// The largest write-ahead log ``close()`` leaves as it is: 64 pages of 4 KiB, which the next
