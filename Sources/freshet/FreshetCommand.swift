@@ -71,11 +71,8 @@ struct FreshetCommand: AsyncParsableCommand {
         return try parseAsRoot(Array(arguments))
     }
 
-    /// The commands ``runKnown(_:)`` tells by type.
-    static let known: [any AsyncParsableCommand.Type] = [
-        FeedCommand.self, HNCommand.self, UserCommand.self, RepoCommand.self, ReposCommand.self, BlogsCommand.self,
-        ProxyCommand.self, CacheCommand.Stats.self, CacheCommand.Clear.self,
-    ]
+    /// The commands ``runKnown(_:)`` tells by type: the leaves, and `cache`'s two.
+    static let known: [any AsyncParsableCommand.Type] = leaves + [CacheCommand.Stats.self, CacheCommand.Clear.self]
 
     /// Runs `command` when it is one of ``known``, told by its type; `false` for any other. A cast
     /// to a concrete type compares metadata, where the first cast of a type to
