@@ -1,4 +1,5 @@
 import CompressNIO
+import Foundation
 import Freshet
 import HTTPTypes
 import NIOCore
@@ -48,22 +49,149 @@ public enum ContentCoding: String, Sendable, CaseIterable {
     /// - Throws: `ContentDecodingFailure` for a corrupt or cut-off stream, or one that decodes
     ///   to more than `limit` bytes.
     public func decode(_ data: some Collection<UInt8> & Sendable, limit: Int) async throws -> [UInt8] {
-        guard let decoded = try await decodeWithin(data, limit: limit) else {
+        Array(try decodedWhole(data, limit: limit))
+    }
+
+    /// `data` decoded whole, in one buffer, without a stream's hand-over per chunk; it refuses to
+    /// make more than `limit` bytes.
+    /// - Throws: `ContentDecodingFailure` for a corrupt or cut-off stream, or one that decodes
+    ///   to more than `limit` bytes.
+    func decodedWhole(_ data: some Collection<UInt8>, limit: Int) throws -> Data {
+        guard let decoded = try decodedWithin(data, limit: limit) else {
             throw ContentDecodingFailure(coding: rawValue, reason: "it decodes to more than \(limit) bytes")
         }
         return decoded
     }
 
     /// `data` decoded whole; `nil` when it decodes to more than `limit` bytes (it is not
-    /// inflated past them).
+    /// inflated more than a window past them).
     /// - Throws: `ContentDecodingFailure` for a corrupt or cut-off stream.
-    func decodeWithin(_ data: some Collection<UInt8> & Sendable, limit: Int) async throws -> [UInt8]? {
-        var decoded: [UInt8] = []
-        for try await chunk in decoding(HTTPBody(ArraySlice(data))) {
-            guard decoded.count + chunk.count <= limit else { return nil }
-            decoded.append(contentsOf: chunk)
+    func decodedWithin(_ data: some Collection<UInt8>, limit: Int) throws -> Data? {
+        var inflation = Inflation(coding: self, window: 64 * 1024, input: ByteBuffer(bytes: data), inputEnded: true)
+        var decoded = Data()
+        // Compressed JSON is mostly 4 to 10 times smaller; the buffer grows past that.
+        decoded.reserveCapacity(Swift.min(Swift.max(0, limit), Swift.max(data.count * 8, 256)))
+        while try inflation.step() {
+            guard decoded.count + inflation.made.readableBytes <= limit else { return nil }
+            decoded.append(contentsOf: inflation.made.readableBytesView)
         }
         return decoded
+    }
+}
+
+/// One body's inflation: encoded bytes in, decoded bytes out a window at a time, with no waiting
+/// of its own, shared by the chunk-by-chunk stream (``DecodedChunks``) and a decode of a whole
+/// buffer.
+private struct Inflation {
+    let coding: ContentCoding
+    /// What the last ``step()`` made: at most a window of decoded bytes (its capacity).
+    var made: ByteBuffer
+    /// Encoded bytes not yet inflated. Allocated up front: zlib is called with an empty input to
+    /// drain output it holds back, which needs a buffer with storage.
+    var input: ByteBuffer
+    /// No more encoded bytes will come.
+    var inputEnded: Bool
+    var inflater: ZlibDecompressor?
+    /// The last inflate filled its window: zlib may hold more output, with no input needed.
+    var outputPending = false
+    var streamEnded = false
+
+    init(coding: ContentCoding, window: Int, input: ByteBuffer, inputEnded: Bool) {
+        self.coding = coding
+        self.made = ByteBufferAllocator().buffer(capacity: Swift.max(1, window))
+        self.input = input.capacity > 0 ? input : ByteBufferAllocator().buffer(capacity: 16 * 1024)
+        self.inputEnded = inputEnded
+    }
+
+    /// More encoded bytes.
+    mutating func append(_ bytes: some Collection<UInt8>) {
+        input.discardReadBytes()
+        input.writeBytes(bytes)
+    }
+
+    /// Inflates the next window into ``made``; `true` when bytes came, `false` when more input is
+    /// needed (``inputEnded`` not set) or the stream has ended (``streamEnded``).
+    /// - Throws: `ContentDecodingFailure` for a corrupt stream, or one that ends with the input.
+    mutating func step() throws -> Bool {
+        while !streamEnded {
+            if input.readableBytes > 0 || outputPending, let inflater = try readyInflater(), try inflate(inflater) {
+                return true
+            }
+            if streamEnded { break }
+            if input.readableBytes > 0 && inflater != nil { continue }
+            if inputEnded {
+                try finish()
+                streamEnded = true
+                break
+            }
+            return false
+        }
+        return false
+    }
+
+    /// The inflater, made once the first bytes have come (`deflate` needs two to tell a zlib
+    /// stream from a raw one); `nil` until then.
+    mutating func readyInflater() throws -> ZlibDecompressor? {
+        if let inflater { return inflater }
+        let algorithm: ZlibAlgorithm
+        switch coding {
+        case .gzip: algorithm = .gzip
+        case .deflate:
+            guard input.readableBytes >= 2 || inputEnded,
+                  let first = input.getInteger(at: input.readerIndex, as: UInt8.self) else { return nil }
+            let second = input.getInteger(at: input.readerIndex + 1, as: UInt8.self) ?? 0
+            // RFC 1950: method 8 (deflate) in the low nibble, and the two bytes a multiple of 31.
+            let zlibHeader = first & 0x0F == 8 && (UInt16(first) << 8 | UInt16(second)) % 31 == 0
+            algorithm = zlibHeader ? .zlib : .deflate
+        }
+        do {
+            let made = try ZlibDecompressor(algorithm: algorithm)
+            inflater = made
+            return made
+        } catch {
+            throw ContentDecodingFailure(coding: coding.rawValue, reason: "zlib could not start (\(error))")
+        }
+    }
+
+    /// Inflates what is buffered into ``made`` (one window); whether bytes came (none: more input
+    /// is needed, or the stream ended: ``streamEnded``).
+    mutating func inflate(_ inflater: ZlibDecompressor) throws -> Bool {
+        made.clear()
+        let before = input.readableBytes
+        var full = false
+        do {
+            try inflater.inflate(from: &input, to: &made)
+        } catch let error as CompressNIOError {
+            switch error {
+            case .bufferOverflow: full = true  // the window is full; zlib may hold more
+            case .inputBufferOverflow: break  // every byte taken; more input is needed
+            case .corruptData: throw ContentDecodingFailure(coding: coding.rawValue, reason: "the data is corrupt")
+            default: throw ContentDecodingFailure(coding: coding.rawValue, reason: "zlib failed (\(error))")
+            }
+        }
+        outputPending = full
+        if made.readableBytes > 0 { return true }
+        // zlib took nothing and made nothing from bytes it was offered: its stream has ended,
+        // and what follows it is not part of the body.
+        if !full && before > 0 && input.readableBytes == before { streamEnded = true }
+        return false
+    }
+
+    /// At the end of the input: the stream must have ended too. zlib, offered one more byte,
+    /// takes it (or fails on it) unless its stream is complete.
+    func finish() throws {
+        // No byte came: an empty body is an empty body (a server may send one with the field).
+        guard let inflater else { return }
+        var probe = ByteBuffer(bytes: [0])
+        var output = ByteBufferAllocator().buffer(capacity: 64)
+        let complete: Bool
+        do {
+            try inflater.inflate(from: &probe, to: &output)
+            complete = probe.readableBytes == 1 && output.readableBytes == 0
+        } catch {
+            complete = false
+        }
+        guard complete else { throw ContentDecodingFailure(coding: coding.rawValue, reason: "the stream ends early") }
     }
 }
 
@@ -79,108 +207,23 @@ private struct DecodedChunks: AsyncSequence, Sendable {
 
     struct Iterator: AsyncIteratorProtocol {
         var source: HTTPBody.AsyncIterator
-        let coding: ContentCoding
-        let window: Int
-        /// Encoded bytes not yet inflated. Allocated up front: zlib is called with an empty input
-        /// to drain output it holds back, which needs a buffer with storage.
-        var input = ByteBufferAllocator().buffer(capacity: 16 * 1024)
-        var inflater: ZlibDecompressor?
-        /// The last inflate filled its window: zlib may hold more output, with no input needed.
-        var outputPending = false
-        var sourceEnded = false
-        var streamEnded = false
+        var inflation: Inflation
 
         init(source: HTTPBody.AsyncIterator, coding: ContentCoding, window: Int) {
             self.source = source
-            self.coding = coding
-            self.window = Swift.max(1, window)
+            self.inflation = Inflation(coding: coding, window: window, input: ByteBuffer(), inputEnded: false)
         }
 
         mutating func next() async throws -> HTTPBody.ByteChunk? {
-            while !streamEnded {
-                if input.readableBytes > 0 || outputPending, let inflater = try readyInflater(), let chunk = try inflate(inflater) {
-                    return chunk
-                }
-                if streamEnded { break }
-                if input.readableBytes > 0 && inflater != nil { continue }
-                if sourceEnded {
-                    try finish()
-                    break
-                }
-                guard let chunk = try await source.next() else {
-                    sourceEnded = true
-                    continue
-                }
-                input.discardReadBytes()
-                input.writeBytes(chunk)
-            }
-            return nil
-        }
-
-        /// The inflater, made once the first bytes have come (`deflate` needs two to tell a zlib
-        /// stream from a raw one); `nil` until then.
-        mutating func readyInflater() throws -> ZlibDecompressor? {
-            if let inflater { return inflater }
-            let algorithm: ZlibAlgorithm
-            switch coding {
-            case .gzip: algorithm = .gzip
-            case .deflate:
-                guard input.readableBytes >= 2 || sourceEnded,
-                      let first = input.getInteger(at: input.readerIndex, as: UInt8.self) else { return nil }
-                let second = input.getInteger(at: input.readerIndex + 1, as: UInt8.self) ?? 0
-                // RFC 1950: method 8 (deflate) in the low nibble, and the two bytes a multiple of 31.
-                let zlibHeader = first & 0x0F == 8 && (UInt16(first) << 8 | UInt16(second)) % 31 == 0
-                algorithm = zlibHeader ? .zlib : .deflate
-            }
-            do {
-                let made = try ZlibDecompressor(algorithm: algorithm)
-                inflater = made
-                return made
-            } catch {
-                throw ContentDecodingFailure(coding: coding.rawValue, reason: "zlib could not start (\(error))")
-            }
-        }
-
-        /// Inflates what is buffered into one window; the decoded bytes, or `nil` when none came
-        /// (more input is needed, or the stream ended: ``streamEnded``).
-        mutating func inflate(_ inflater: ZlibDecompressor) throws -> HTTPBody.ByteChunk? {
-            var output = ByteBufferAllocator().buffer(capacity: window)
-            let before = input.readableBytes
-            var full = false
-            do {
-                try inflater.inflate(from: &input, to: &output)
-            } catch let error as CompressNIOError {
-                switch error {
-                case .bufferOverflow: full = true  // the window is full; zlib may hold more
-                case .inputBufferOverflow: break  // every byte taken; more input is needed
-                case .corruptData: throw ContentDecodingFailure(coding: coding.rawValue, reason: "the data is corrupt")
-                default: throw ContentDecodingFailure(coding: coding.rawValue, reason: "zlib failed (\(error))")
+            while try !inflation.step() {
+                guard !inflation.streamEnded else { return nil }
+                if let chunk = try await source.next() {
+                    inflation.append(chunk)
+                } else {
+                    inflation.inputEnded = true
                 }
             }
-            outputPending = full
-            if output.readableBytes > 0 { return ArraySlice(output.readableBytesView) }
-            // zlib took nothing and made nothing from bytes it was offered: its stream has ended,
-            // and what follows it is not part of the body.
-            if !full && before > 0 && input.readableBytes == before { streamEnded = true }
-            return nil
-        }
-
-        /// At the end of the source: the stream must have ended too. zlib, offered one more byte,
-        /// takes it (or fails on it) unless its stream is complete.
-        mutating func finish() throws {
-            // No byte came: an empty body is an empty body (a server may send one with the field).
-            guard let inflater else { return }
-            var probe = ByteBuffer(bytes: [0])
-            var output = ByteBufferAllocator().buffer(capacity: 64)
-            let complete: Bool
-            do {
-                try inflater.inflate(from: &probe, to: &output)
-                complete = probe.readableBytes == 1 && output.readableBytes == 0
-            } catch {
-                complete = false
-            }
-            guard complete else { throw ContentDecodingFailure(coding: coding.rawValue, reason: "the stream ends early") }
-            streamEnded = true
+            return ArraySlice(inflation.made.readableBytesView)
         }
     }
 }

@@ -70,14 +70,14 @@ public struct DecompressionMiddleware: ClientMiddleware, StoredResponseAdapter, 
     /// A stored answer decoded whole, up to `limit` bytes.
     public func storedResponse(_ response: HTTPResponse, body: Data, limit: Int) async throws -> (HTTPResponse, Data) {
         guard let coding = ContentCoding.single(in: response.headerFields) else { return (response, body) }
-        return (Self.decodedHead(response), Data(try await coding.decode(body, limit: limit)))
+        return (Self.decodedHead(response), try coding.decodedWhole(body, limit: limit))
     }
 
     /// `body` decoded whole from the coding `fields` name, up to `limit` bytes (`nil` past it, or
     /// for a coding this middleware leaves alone).
     public func decode(_ body: Data, fields: HTTPFields, limit: Int) async throws -> Data? {
         guard let coding = ContentCoding.single(in: fields) else { return nil }
-        return try await coding.decodeWithin(body, limit: limit).map { Data($0) }
+        return try coding.decodedWithin(body, limit: limit)
     }
 
     /// Whether a request is one to ask for compression on: it names no `Accept-Encoding` and no

@@ -90,6 +90,26 @@ struct ContentDecodingTests {
         }
     }
 
+    @Test("decode(_:limit:), a whole buffer without a stream, agrees with the stream: both deflate forms, empty, trailing bytes, cut short, corrupt")
+    func wholeAgreesWithStream() async throws {
+        let gzip = try Self.encoded(Self.text, .gzip())
+        let limit = Self.text.count
+        #expect(try await ContentCoding.deflate.decode(try Self.encoded(Self.text, .zlib()), limit: limit) == Self.text)
+        #expect(try await ContentCoding.deflate.decode(try Self.encoded(Self.text, .deflate()), limit: limit) == Self.text)
+        #expect(try await ContentCoding.gzip.decode([UInt8](), limit: limit).isEmpty)
+        #expect(try await ContentCoding.gzip.decode(gzip + Array("trailing junk".utf8), limit: limit) == Self.text)
+        for cut in [1, 8, 100] {
+            await #expect(throws: ContentDecodingFailure(coding: "gzip", reason: "the stream ends early")) {
+                _ = try await ContentCoding.gzip.decode(Array(gzip.dropLast(cut)), limit: limit)
+            }
+        }
+        var corrupt = gzip
+        for i in 10..<40 { corrupt[i] = 0xFF }
+        await #expect(throws: ContentDecodingFailure(coding: "gzip", reason: "the data is corrupt")) {
+            _ = try await ContentCoding.gzip.decode(corrupt, limit: limit)
+        }
+    }
+
     @Test("decode(_:limit:) refuses what decodes past the limit")
     func wholeWithLimit() async throws {
         let encoded = try Self.encoded(Self.text, .gzip())
