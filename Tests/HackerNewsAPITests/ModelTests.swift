@@ -91,6 +91,15 @@ private func decodeItem(_ json: String) throws -> HNItem? {
     #expect(option.poll == 160704)
 }
 
+@Test func itemArraysNullEmptyOrWrong() throws {
+    #expect(try decodeItem(#"{"id": 1, "kids": null, "parts": null}"#) == HNItem(id: 1))
+    #expect(try decodeItem(#"{"id": 1, "kids": [], "parts": [7]}"#) == HNItem(id: 1, kids: [], parts: [7]))
+    #expect(throws: DecodingError.self) { try decodeItem(#"{"id": 1, "kids": ["2"]}"#) }
+    #expect(throws: DecodingError.self) { try decodeItem(#"{"id": 1, "kids": 2}"#) }
+    #expect(throws: DecodingError.self) { try decodeItem(#"{"id": 1, "type": 2}"#) }
+    #expect(throws: DecodingError.self) { try decodeItem(#"{"id": "1"}"#) }
+}
+
 @Test func itemsEncodeWithUpstreamNamesAndRoundTrip() throws {
     let item = try #require(try decodeItem(dropboxJSON))
     let data = try HackerNews.encoder.encode(item)
