@@ -132,10 +132,7 @@ public struct CommentTreeLoader: Sendable {
             requests += ids.count
             var loaded = [HNItem?](repeating: nil, count: ids.count)
             let endpoints = ids.map { StoryLoader.forced(HackerNews.item(id: $0), force) }
-            // What the cache holds fresh comes straight from it (a thread opened again).
-            let results = force ? client.fanOut(endpoints, maxConcurrent: concurrency)
-                : client.fanOutStoredFirst(endpoints, maxConcurrent: concurrency)
-            for await done in results {
+            func record(_ done: FanOutResult<HNItem?>) {
                 let id = ids[done.offset]
                 let outcome: LoadProgress.Outcome
                 switch done.result {
@@ -156,6 +153,12 @@ public struct CommentTreeLoader: Sendable {
                 }
                 completed += 1
                 progress(LoadProgress(completed: completed, total: total, latest: outcome))
+            }
+            if force {
+                for await done in client.fanOut(endpoints, maxConcurrent: concurrency) { record(done) }
+            } else {
+                // What the cache holds fresh comes straight from it (a thread opened again).
+                await client.fanOutStoredFirst(endpoints, maxConcurrent: concurrency, record)
             }
             return loaded.compactMap { $0 }
         }

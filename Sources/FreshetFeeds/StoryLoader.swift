@@ -286,11 +286,7 @@ public struct StoryLoader: Sendable {
         while !batch.isEmpty {
             slots += [LoadProgress.Outcome?](repeating: nil, count: batch.count)
             let endpoints = batch.map { Self.forced(HackerNews.item(id: listed[$0]), force) }
-            // The store read in one go for the whole batch; what it answers fresh comes straight from
-            // it (no trip through the chain per item), the rest is sent.
-            let results = force ? client.fanOut(endpoints, maxConcurrent: concurrency)
-                : client.fanOutStoredFirst(endpoints, maxConcurrent: concurrency)
-            for await done in results {
+            func record(_ done: FanOutResult<HNItem?>) {
                 let index = batch.lowerBound + done.offset
                 let outcome: LoadProgress.Outcome
                 switch done.result {
@@ -308,6 +304,13 @@ public struct StoryLoader: Sendable {
                 slots[index] = outcome
                 completed += 1
                 progress(LoadProgress(completed: completed, total: slots.count, latest: outcome, rank: index + 1))
+            }
+            if force {
+                for await done in client.fanOut(endpoints, maxConcurrent: concurrency) { record(done) }
+            } else {
+                // The store read in one go for the whole batch; what it answers fresh comes straight
+                // from it (no trip through the chain per item), the rest is sent.
+                await client.fanOutStoredFirst(endpoints, maxConcurrent: concurrency, record)
             }
             if Task.isCancelled { break }
             let skipped = slots.count { if case .skipped? = $0 { true } else { false } }

@@ -3,6 +3,7 @@ import Freshet
 import FreshetCache
 import FreshetSimulator
 import FreshetTestSupport
+import GRDB
 import HTTPTypes
 import OpenAPIRuntime
 import Synchronization
@@ -95,6 +96,64 @@ struct StoredAnswersTests {
             #expect(Set(seen.suffix(2).map(\.offset)) == [1, 4])
             #expect(try await control.stats().requests == before + 2, "only the two not stored were sent")
         }
+    }
+
+    @Test("fanOutStoredFirst with a handler reads a long list in parts side by side: the stored answers first, in order, without a request; the rest sent; every offset once")
+    func storedFirstInParts() async throws {
+        try await withSimulator(.init()) { sim in
+            let control = SimControl(sim)
+            let names = (0..<200).map { "part-\($0)" }
+            for name in names {
+                try await control.script(name, headers: [("Cache-Control", "max-age=300")], body: #"{"n":"\#(name)"}"#)
+            }
+            // Across the parts' boundaries, none among the first eight (which are asked first).
+            let unstored: Set<Int> = [10, 66, 67, 140, 199]
+            let temporary = try StoreTemporaryDirectory()
+            defer { temporary.remove() }
+            do {
+                let database = try cacheDatabase(in: temporary.url)
+                defer { try? database.close() }
+                let store = SQLiteCacheStore(writer: database)
+                let client = APIClient(baseURL: sim.baseURL, transport: liveTransport, middlewares: [CacheMiddleware(store: store)])
+                for (offset, name) in names.enumerated() where !unstored.contains(offset) {
+                    _ = try await client.send(Self.endpoint(name))
+                }
+                try await store.flush()
+            }
+            let (database, lookups) = try countingLookups(in: temporary.url)
+            defer { try? database.close() }
+            let client = APIClient(baseURL: sim.baseURL, transport: liveTransport,
+                                   middlewares: [RetryMiddleware(), CacheMiddleware(store: SQLiteCacheStore(writer: database))])
+            let before = try await control.stats().requests
+
+            var seen: [(offset: Int, cache: CacheOutcome?)] = []
+            await client.fanOutStoredFirst(names.map(Self.endpoint), maxConcurrent: 4) { done in
+                let response = try? done.result.get()
+                #expect(response?.value == #"{"n":"\#(names[done.offset])"}"#)
+                seen.append((done.offset, response?.cache))
+            }
+
+            #expect(seen.map(\.offset).sorted() == Array(0..<200))
+            let stored = (0..<200).filter { !unstored.contains($0) }
+            #expect(seen.prefix(stored.count).map(\.offset) == stored, "the stored answers come first, in order")
+            #expect(seen.prefix(stored.count).allSatisfy { $0.cache == .hit })
+            #expect(Set(seen.suffix(unstored.count).map(\.offset)) == unstored)
+            #expect(try await control.stats().requests == before + unstored.count, "only those not stored were sent")
+            let parts = APIClient.readParts(names.count)
+            #expect(parts.count > 1 || ProcessInfo.processInfo.activeProcessorCount == 1)
+            #expect(lookups.total == parts.count, "one read per part, and none again for what was read")
+        }
+    }
+
+    @Test("The parts of a read ahead: every endpoint in one, in order, at least 64 each, at most four")
+    func readParts() {
+        for count in [0, 1, 63, 64, 127, 128, 200, 500, 1000] {
+            let parts = APIClient.readParts(count)
+            #expect(parts.flatMap { Array($0) } == Array(0..<count), "\(count)")
+            #expect(parts.count <= 4)
+            #expect(parts.count == 1 || parts.allSatisfy { $0.count >= 64 }, "\(count): \(parts)")
+        }
+        #expect(APIClient.readParts(500).count == min(4, 2 * ProcessInfo.processInfo.activeProcessorCount))
     }
 
     @Test("fanOutStoredFirst asks the first few first: none stored there, nothing is looked up twice")

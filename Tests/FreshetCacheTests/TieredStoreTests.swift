@@ -41,27 +41,6 @@ private final class WriterGate: Sendable {
     var ranOut: Bool { timedOut.withLock { $0 } }
 }
 
-/// Counts statements seen by a database trace.
-private final class LookupCounter: Sendable {
-    private let value = Mutex(0)
-    func count() { value.withLock { $0 += 1 } }
-    var total: Int { value.withLock { $0 } }
-}
-
-/// The cache database in `directory` opened again, each connection counting the lookups of
-/// stored responses it runs.
-private func countingLookups(in directory: URL) throws -> (DatabasePool, LookupCounter) {
-    let lookups = LookupCounter()
-    var configuration = Configuration()
-    configuration.prepareDatabase { db in
-        db.trace(options: .statement) { event in
-            if "\(event)".contains("FROM cache_entry WHERE key") { lookups.count() }
-        }
-    }
-    let database = try DatabasePool(path: directory.appendingPathComponent("cache.sqlite").path, configuration: configuration)
-    return (database, lookups)
-}
-
 @Suite("SQLite cache store: memory tier and batched writes")
 struct TieredStoreTests {
     @Test("A hit is answered, and a new response stored, while the database's writer is held busy")

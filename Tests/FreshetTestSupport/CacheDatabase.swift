@@ -1,6 +1,7 @@
 import Foundation
 import FreshetCache
 import GRDB
+import Synchronization
 
 /// A SQLite database for the HTTP cache alone, as a library user would open one: a GRDB
 /// `DatabasePool` (WAL) at `<directory>/cache.sqlite` (the directory created when missing) with a busy timeout, the cache's
@@ -27,4 +28,26 @@ public struct StoreTemporaryDirectory: Sendable {
     public func remove() {
         try? FileManager.default.removeItem(at: url)
     }
+}
+
+/// Counts statements seen by a database trace.
+public final class LookupCounter: Sendable {
+    private let value = Mutex(0)
+    public func count() { value.withLock { $0 += 1 } }
+    public var total: Int { value.withLock { $0 } }
+}
+
+/// The cache database in `directory` (``cacheDatabase(in:)``'s) opened again, each connection
+/// counting the lookups of stored responses it runs (`SELECT`s by key: not the writes).
+public func countingLookups(in directory: URL) throws -> (DatabasePool, LookupCounter) {
+    let lookups = LookupCounter()
+    var configuration = Configuration()
+    configuration.prepareDatabase { db in
+        db.trace(options: .statement) { event in
+            let sql = "\(event)"
+            if sql.hasPrefix("SELECT"), sql.contains("FROM cache_entry WHERE key") { lookups.count() }
+        }
+    }
+    let database = try DatabasePool(path: directory.appendingPathComponent("cache.sqlite").path, configuration: configuration)
+    return (database, lookups)
 }
