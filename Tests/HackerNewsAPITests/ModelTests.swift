@@ -100,6 +100,13 @@ private func decodeItem(_ json: String) throws -> HNItem? {
     #expect(throws: DecodingError.self) { try decodeItem(#"{"id": "1"}"#) }
 }
 
+@Test func itemEncodesOnlyWhatIsSet() throws {
+    let item = HNItem(id: 7, type: .poll, by: "pg", kids: [8, 9], parts: [], dead: false)
+    let json = String(decoding: try HackerNews.encoder.encode(item), as: UTF8.self)
+    #expect(json == #"{"by":"pg","dead":false,"id":7,"kids":[8,9],"parts":[],"type":"poll"}"#)
+    #expect(try HackerNews.decoder.decode(HNItem.self, from: Data(json.utf8)) == item)
+}
+
 @Test func itemsEncodeWithUpstreamNamesAndRoundTrip() throws {
     let item = try #require(try decodeItem(dropboxJSON))
     let data = try HackerNews.encoder.encode(item)
