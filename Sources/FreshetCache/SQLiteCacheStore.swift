@@ -143,11 +143,14 @@ public final class SQLiteCacheStore: CacheStore, MemoryLookup, WriteBehindStore 
                 : try db.makeStatement(sql: "\(columns) WHERE key IN (\(databaseQuestionMarks(count: keys.count))) ORDER BY stored_at DESC")
             // With each key's oldest LRU stamp, so that a use within `stampInterval` of it writes nothing.
             var stamps: [String: Double] = [:]
-            let rows = try Row.fetchAll(statement, arguments: StatementArguments(keys)).compactMap { row -> CachedResponse? in
-                guard let response = Self.response(from: row) else { return nil }
+            var rows: [CachedResponse] = []
+            // A cursor's row reads each column from the statement: no copy of the row first.
+            let cursor = try Row.fetchCursor(statement, arguments: StatementArguments(keys))
+            while let row = try cursor.next() {
+                guard let response = Self.response(from: row) else { continue }
                 let stamp: Double = row[StoredColumn.lastAccess.rawValue]
                 stamps[response.key] = min(stamps[response.key] ?? stamp, stamp)
-                return response
+                rows.append(response)
             }
             return (rows, stamps)
         }
