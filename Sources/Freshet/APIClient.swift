@@ -174,10 +174,9 @@ public struct APIClient: Sendable {
                              requests: requests)
     }
 
-    /// ``preload(_:)`` of requests already built (of those in `range`, all by default): those on
-    /// the first one's base (one read asks one base).
-    func preload(_ lookups: StoredLookups, in range: Range<Int>? = nil) async {
-        let built = lookups.requests[range ?? lookups.requests.indices].compactMap { $0 }
+    /// ``preload(_:)`` of requests already built: those on the first one's base (one read asks one base).
+    func preload(_ lookups: StoredLookups) async {
+        let built = lookups.requests.compactMap { $0 }
         guard let base = built.first?.base else { return }
         await lookups.source.preload(built.filter { $0.base == base }.map(\.request), baseURL: base)
     }
