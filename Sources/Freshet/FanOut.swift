@@ -118,7 +118,9 @@ extension APIClient {
         // Each part's requests are built and shaped once, for its read and its answers.
         let reads = parts.map { part in
             Task { () -> (endpoints: [Endpoint<Value>], lookups: StoredLookups?) in
-                let endpoints = Array(endpoints[part])
+                // Not `Array(endpoints[part])`: copying a slice of a generic element type instantiates
+                // its conformances at run time (one read of every conformance record, first time).
+                let endpoints = part.map { endpoints[$0] }
                 guard let lookups = storedLookups(endpoints) else { return (endpoints, nil) }
                 await preload(lookups)
                 return (endpoints, lookups)

@@ -1,4 +1,5 @@
 import Foundation
+import Freshet
 import HTTPTypes
 
 /// Header fields in the `headers` column: their HTTP/1 field lines, `Name: value` and CRLF after
@@ -17,7 +18,7 @@ package enum HeaderCoding {
             text += field.value
             text += "\r\n"
         }
-        return Data(text.utf8)
+        return Data(utf8: text)
     }
 
     /// The fields in `data`, skipping lines whose name is not a valid field name; nil when

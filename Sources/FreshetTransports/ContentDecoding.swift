@@ -73,7 +73,9 @@ public enum ContentCoding: String, Sendable, CaseIterable {
         decoded.reserveCapacity(Swift.min(Swift.max(0, limit), Swift.max(data.count * 8, 256)))
         while try inflation.step() {
             guard decoded.count + inflation.made.readableBytes <= limit else { return nil }
-            decoded.append(contentsOf: inflation.made.readableBytesView)
+            // From the buffer's bytes: `append(contentsOf:)` of the view asks at run time whether it
+            // is `ContiguousBytes`, a question whose first asking reads every conformance record.
+            inflation.made.withUnsafeReadableBytes { decoded.append($0.assumingMemoryBound(to: UInt8.self)) }
         }
         return decoded
     }

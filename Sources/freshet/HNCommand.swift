@@ -145,7 +145,7 @@ struct HNCommand: AsyncParsableCommand {
             throw report(failure.error, subject: "item \(failure.id)")
         }
         if json {
-            var array = Data("[".utf8)
+            var array = Data(utf8: "[")
             for (index, story) in page.stories.enumerated() {
                 if index > 0 { array.append(UInt8(ascii: ",")) }
                 if let early = encoded[story.id], early.rank == story.rank {
@@ -154,7 +154,7 @@ struct HNCommand: AsyncParsableCommand {
                     array.append(try HackerNews.encoder.encode(story.decodedForJSON))
                 }
             }
-            FileHandle.standardOutput.write(array + Data("]\n".utf8))
+            FileHandle.standardOutput.write(array + Data(utf8: "]\n"))
         } else if page.stories.isEmpty {
             printError("no stories in the \(storyList.rawValue) list.")
         } else {
@@ -188,8 +188,8 @@ struct HNCommand: AsyncParsableCommand {
                 if let screen {
                     screen.show(page.stories)
                 } else if json {
-                    let line = (try? HackerNews.encoder.encode(page.stories.map(\.decodedForJSON))) ?? Data("[]".utf8)
-                    FileHandle.standardOutput.write(line + Data("\n".utf8))
+                    let line = (try? HackerNews.encoder.encode(page.stories.map(\.decodedForJSON))) ?? Data(utf8: "[]")
+                    FileHandle.standardOutput.write(line + Data(utf8: "\n"))
                 } else {
                     let lines = HNFormat.storyLines(page.stories, width: Terminal.width, header: false, color: Terminal.colorEnabled)
                     output(lines.joined(separator: "\n") + "\n")

@@ -182,11 +182,7 @@ enum ExitStatus {
 
 /// Writes a line to standard output, at once, so progress and results interleave correctly.
 func output(_ text: String) {
-    var line = text + "\n"
-    // Copied from the contiguous bytes: `Data(line.utf8)`, a generic initializer, makes a dynamic
-    // cast whose first run reads every conformance record of the process.
-    let data = line.withUTF8 { Data(bytes: $0.baseAddress!, count: $0.count) }
-    FileHandle.standardOutput.write(data)
+    FileHandle.standardOutput.write(Data(utf8: text + "\n"))
 }
 
 /// A file-system error in words: the system's reason under Foundation's wrapper ("Not a
@@ -209,7 +205,7 @@ func readableReason(_ error: any Error) -> String {
 
 /// Writes a line to standard error.
 func printError(_ message: String) {
-    FileHandle.standardError.write(Data((message + "\n").utf8))
+    FileHandle.standardError.write(Data(utf8: message + "\n"))
 }
 
 /// Says that `command` does not work yet and exits 1.
@@ -287,5 +283,5 @@ func finishStale(reason: String, allowStale: Bool) throws {
 /// Prints `value` as JSON on stdout.
 func printJSON<T: Encodable>(_ value: T, encoder: JSONEncoder) throws {
     let data = try encoder.encode(value)
-    FileHandle.standardOutput.write(data + Data("\n".utf8))
+    FileHandle.standardOutput.write(data + Data(utf8: "\n"))
 }

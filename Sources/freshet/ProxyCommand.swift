@@ -425,6 +425,6 @@ final class StartAnnouncements: Sendable {
     }
 
     private static func write(_ line: String) {
-        FileHandle.standardOutput.write(Data((line + "\n").utf8))
+        FileHandle.standardOutput.write(Data(utf8: line + "\n"))
     }
 }
