@@ -15,10 +15,27 @@ enum CacheKey {
     /// when storing (§3.5: never `private`; a response to an authenticated request only when it
     /// is `public`, `s-maxage` or `must-revalidate`), and `Vary` separates the rest.
     static func primary(url: URL, request: HTTPRequest, mode: CacheMode = .private) -> String {
-        guard mode == .private else { return sha256("GET \(url.absoluteString)\u{0}") }
-        let credential = request.headerFields[values: .authorization].joined(separator: "\n") + "\u{0}"
-            + request.headerFields[values: .cookie].joined(separator: "\n")
-        return sha256("GET \(url.absoluteString)\u{0}\(credential)")
+        // Hashed piece by piece: "GET <url>\0", then in a private cache each field's lines joined
+        // by "\n", with "\0" between the two (every lookup computes it: no string is built).
+        var hasher = SHA256()
+        update(&hasher, "GET ")
+        update(&hasher, url.absoluteString)
+        update(&hasher, "\u{0}")
+        if mode == .private {
+            for (index, value) in request.headerFields[values: .authorization].enumerated() {
+                update(&hasher, index == 0 ? value : "\n" + value)
+            }
+            update(&hasher, "\u{0}")
+            for (index, value) in request.headerFields[values: .cookie].enumerated() {
+                update(&hasher, index == 0 ? value : "\n" + value)
+            }
+        }
+        return hex(hasher.finalize())
+    }
+
+    private static func update(_ hasher: inout SHA256, _ text: String) {
+        var text = text
+        text.withUTF8 { hasher.update(bufferPointer: UnsafeRawBufferPointer($0)) }
     }
 
     /// The field names a response's `Vary` nominates, lowercased and de-duplicated; `["*"]` for `Vary: *`.
@@ -104,17 +121,20 @@ enum CacheKey {
     /// every lookup.
     static func sha256(_ text: String) -> String {
         var hasher = SHA256()
-        var text = text
-        text.withUTF8 { hasher.update(bufferPointer: UnsafeRawBufferPointer($0)) }
-        let digest = hasher.finalize()
-        return String(unsafeUninitializedCapacity: 64) { buffer in
-            var index = 0
-            for byte in digest {
-                buffer[index] = hexDigits[Int(byte >> 4)]
-                buffer[index + 1] = hexDigits[Int(byte & 0x0F)]
-                index += 2
+        update(&hasher, text)
+        return hex(hasher.finalize())
+    }
+
+    /// `digest` in lowercase hex, read from its bytes (its iterator allocates).
+    private static func hex(_ digest: SHA256.Digest) -> String {
+        digest.withUnsafeBytes { bytes in
+            String(unsafeUninitializedCapacity: 2 * bytes.count) { buffer in
+                for (index, byte) in bytes.enumerated() {
+                    buffer[2 * index] = hexDigits[Int(byte >> 4)]
+                    buffer[2 * index + 1] = hexDigits[Int(byte & 0x0F)]
+                }
+                return 2 * bytes.count
             }
-            return index
         }
     }
 
