@@ -43,6 +43,27 @@ private final class WriterGate: Sendable {
 
 @Suite("SQLite cache store: memory tier and batched writes")
 struct TieredStoreTests {
+    @Test("Variants read back from disk come most recently stored first, by one key's read and by a batch read")
+    func variantsFromDiskNewestFirst() async throws {
+        let temporary = try StoreTemporaryDirectory()
+        defer { temporary.remove() }
+        let database = try cacheDatabase(in: temporary.url)
+        defer { try? database.close() }
+        let writer = SQLiteCacheStore(writer: database)
+        // Stored in an order that is neither the variants' nor the keys' (the table's own order).
+        for (key, variant) in [("k", "a"), ("j", "y"), ("k", "b"), ("k", "c"), ("j", "x"), ("k", "d"), ("k", "b")] {
+            try await writer.save(storeSample(key: key, variant: variant))
+        }
+        try await writer.flush()
+        // New stores over the same file: an empty memory tier, so both read the disk.
+        let single = SQLiteCacheStore(writer: database)
+        #expect(try await single.variants(forKey: "k").map(\.variant) == ["b", "d", "c", "a"])
+        let batch = SQLiteCacheStore(writer: database)
+        try await batch.preload(keys: ["k", "j"])
+        #expect(try await batch.variants(forKey: "k").map(\.variant) == ["b", "d", "c", "a"])
+        #expect(try await batch.variants(forKey: "j").map(\.variant) == ["x", "y"])
+    }
+
     @Test("A hit is answered, and a new response stored, while the database's writer is held busy")
     func hitWhileWriterIsBusy() async throws {
         let temporary = try StoreTemporaryDirectory()
