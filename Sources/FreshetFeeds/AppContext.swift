@@ -114,7 +114,19 @@ public final class AppContext: Sendable {
         let list = hackerNewsListLifetime
         let item = hackerNewsItemLifetime
         return client(baseURL: configuration.hackerNewsURL, headers: APIClient.standardHeaders) { url in
-            url.lastPathComponent.hasSuffix("stories.json") ? list : item
+            Self.namesStoryList(url) ? list : item
+        }
+    }
+
+    /// Whether `url`'s path ends in `stories.json` (`/v0/topstories.json`), read from its text:
+    /// `lastPathComponent` parses the URL and builds strings (~3,400 instructions), and every
+    /// stored answer of a page of 500 items is asked twice.
+    package static func namesStoryList(_ url: URL) -> Bool {
+        var text = url.absoluteString
+        return text.withUTF8 { bytes in
+            let end = bytes.firstIndex { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") } ?? bytes.endIndex
+            let suffix = "stories.json".utf8
+            return end >= suffix.count && bytes[(end - suffix.count)..<end].elementsEqual(suffix)
         }
     }
 

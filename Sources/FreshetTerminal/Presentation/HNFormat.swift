@@ -46,9 +46,12 @@ public enum HNFormat {
         let alignRight: Set<String> = ["#", "score", "age", "comments"]
         let right = Set(names.indices.filter { alignRight.contains(names[$0]) })
         let lines = TextLayout.columns(rows, widths: caps, alignRight: right).map { line in
-            var line = TextLayout.truncate(line, to: width)
-            while line.last == " " { line.removeLast() }
-            return line
+            let line = TextLayout.truncate(line, to: width)
+            // Trailing spaces cut by bytes (`last` and `removeLast()` find characters).
+            let utf8 = line.utf8
+            var end = utf8.endIndex
+            while end > utf8.startIndex, utf8[utf8.index(before: end)] == UInt8(ascii: " ") { end = utf8.index(before: end) }
+            return end == utf8.endIndex ? line : String(Substring(utf8[..<end]))
         }
         guard header, color, let first = lines.first else { return lines }
         return [first.dim] + lines.dropFirst()
