@@ -146,11 +146,14 @@ public struct APIClient: Sendable {
     /// so for such a client the read ahead finds nothing.
     public func preload<Value>(_ endpoints: [Endpoint<Value>]) async {
         guard let lookups = storedLookups(endpoints) else { return }
-        await preload(lookups)
+        // Those on the first one's base: one read asks one base.
+        let built = lookups.requests.compactMap { $0 }
+        guard let base = built.first?.base else { return }
+        await lookups.source.preload(built.filter { $0.base == base }.map(\.request), baseURL: base)
     }
 
     /// Endpoints' requests as the chain's cache sees them — built and shaped by the
-    /// ``StoredResponseAdapter``s above it once, for a preload and the stored answers after it.
+    /// ``StoredResponseAdapter``s above it once, for a read of them and their stored answers.
     struct StoredLookups: Sendable {
         var source: any StoredResponseSource
         var adapters: [any StoredResponseAdapter]
@@ -174,13 +177,6 @@ public struct APIClient: Sendable {
                              requests: requests)
     }
 
-    /// ``preload(_:)`` of requests already built: those on the first one's base (one read asks one base).
-    func preload(_ lookups: StoredLookups) async {
-        let built = lookups.requests.compactMap { $0 }
-        guard let base = built.first?.base else { return }
-        await lookups.source.preload(built.filter { $0.base == base }.map(\.request), baseURL: base)
-    }
-
     /// What the chain's HTTP cache (its first ``StoredResponseSource``) answers `endpoints` with
     /// right now, without sending them through the chain: for each endpoint, the decoded response
     /// when its stored answer is fresh (or stale where its request allows it) and successful, else
@@ -188,8 +184,8 @@ public struct APIClient: Sendable {
     /// `hit` or `stale`, no timing: no exchange was made), and each counts as the cache's answer.
     ///
     /// For a fan-out over endpoints that are mostly stored (a page of Hacker News items): each
-    /// answer costs a lookup and a decode instead of a trip through every middleware. Call
-    /// ``preload(_:)`` first to read the store once for all of them.
+    /// answer costs a lookup and a decode instead of a trip through every middleware, and the
+    /// store is read once for all of them (``StoredResponseSource/answersWithoutExchange(for:urls:baseURL:)``).
     ///
     /// It answers only when every middleware above the cache leaves a stored answer as it is —
     /// ``RedirectMiddleware``, ``RetryMiddleware``, ``CoalescingMiddleware`` and the
@@ -207,8 +203,9 @@ public struct APIClient: Sendable {
     {
         var answers = [Response<Value>?](repeating: nil, count: range.count)
         guard lookups.handedOut else { return answers }
-        // In slices on the cooperative pool: decoding is most of the work, and a fan-out through
-        // the chain would have spread it over the cores too.
+        let stored = await storedResponses(lookups, in: range)
+        // Decoded in slices on the cooperative pool: decoding is most of the work, and a fan-out
+        // through the chain would have spread it over the cores too.
         let slice = 32
         await withTaskGroup(of: (Int, [Response<Value>?]).self) { group in
             for start in stride(from: range.lowerBound, to: range.upperBound, by: slice) {
@@ -216,7 +213,8 @@ public struct APIClient: Sendable {
                 group.addTask {
                     var found: [Response<Value>?] = []
                     for index in part {
-                        found.append(await storedAnswer(to: endpoints[index], built: lookups.requests[index], from: lookups))
+                        found.append(await storedAnswer(to: endpoints[index], url: lookups.requests[index]?.url,
+                                                        stored: stored[index - range.lowerBound], adapters: lookups.adapters))
                     }
                     return (start - range.lowerBound, found)
                 }
@@ -244,14 +242,32 @@ public struct APIClient: Sendable {
         return stored.response
     }
 
-    /// ``storedAnswers(_:)`` for one endpoint, whose shaped request is `built`.
-    private func storedAnswer<Value>(to endpoint: Endpoint<Value>, built: (request: HTTPRequest, base: URL, url: URL)?,
-                                     from lookups: StoredLookups) async -> Response<Value>? {
-        guard let (request, base, url) = built,
-              let stored = await lookups.source.answerWithoutExchange(for: request, baseURL: base),
-              stored.response.status.kind == .successful,
+    /// What the cache answers `lookups.requests[range]` with, as they are shaped for it: one call
+    /// per base URL, so each request's place in the store is worked out once for its read and its
+    /// answer.
+    private func storedResponses(_ lookups: StoredLookups, in range: Range<Int>) async
+        -> [(response: HTTPResponse, body: Data, outcome: CacheOutcome)?]
+    {
+        var stored = [(response: HTTPResponse, body: Data, outcome: CacheOutcome)?](repeating: nil, count: range.count)
+        var left = range.filter { lookups.requests[$0] != nil }
+        while let base = left.first.flatMap({ lookups.requests[$0]?.base }) {
+            let sameBase = left.filter { lookups.requests[$0]?.base == base }
+            left.removeAll { lookups.requests[$0]?.base == base }
+            let built = sameBase.compactMap { lookups.requests[$0] }
+            let answers = await lookups.source.answersWithoutExchange(for: built.map(\.request), urls: built.map(\.url),
+                                                                       baseURL: base)
+            for (index, answer) in zip(sameBase, answers) { stored[index - range.lowerBound] = answer }
+        }
+        return stored
+    }
+
+    /// ``storedAnswers(_:)`` for one endpoint (at `url`), from what the cache answered it with.
+    private func storedAnswer<Value>(to endpoint: Endpoint<Value>, url: URL?,
+                                     stored: (response: HTTPResponse, body: Data, outcome: CacheOutcome)?,
+                                     adapters: [any StoredResponseAdapter]) async -> Response<Value>? {
+        guard let url, let stored, stored.response.status.kind == .successful,
               // A body that does not decode goes through the chain, which says why.
-              let (response, data) = await adapted((stored.response, stored.body), by: lookups.adapters)
+              let (response, data) = await adapted((stored.response, stored.body), by: adapters)
         else { return nil }
         return try? decoded(endpoint, response: response, data: data, url: url, report: .init(cache: stored.outcome))
     }

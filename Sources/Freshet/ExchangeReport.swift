@@ -141,6 +141,13 @@ public protocol StoredResponseSource: Sendable {
     /// (``APIClient/storedAnswers(_:)``).
     func answerWithoutExchange(for request: HTTPRequest, baseURL: URL) async
         -> (response: HTTPResponse, body: Data, outcome: CacheOutcome)?
+
+    /// ``answerWithoutExchange(for:baseURL:)`` for each of `requests`, after one read ahead of
+    /// them all (``preload(_:baseURL:)``), with what both need of a request — its place in the
+    /// store — worked out once. `urls` are the requests' URLs, as
+    /// `HTTPRequest.url(relativeTo: baseURL)` makes them (the caller has them already).
+    func answersWithoutExchange(for requests: [HTTPRequest], urls: [URL], baseURL: URL) async
+        -> [(response: HTTPResponse, body: Data, outcome: CacheOutcome)?]
 }
 
 extension StoredResponseSource {
@@ -150,4 +157,14 @@ extension StoredResponseSource {
     /// No answer without an exchange.
     public func answerWithoutExchange(for request: HTTPRequest, baseURL: URL) async
         -> (response: HTTPResponse, body: Data, outcome: CacheOutcome)? { nil }
+
+    /// ``preload(_:baseURL:)``, then ``answerWithoutExchange(for:baseURL:)`` for each request.
+    public func answersWithoutExchange(for requests: [HTTPRequest], urls: [URL], baseURL: URL) async
+        -> [(response: HTTPResponse, body: Data, outcome: CacheOutcome)?]
+    {
+        await preload(requests, baseURL: baseURL)
+        var answers: [(response: HTTPResponse, body: Data, outcome: CacheOutcome)?] = []
+        for request in requests { answers.append(await answerWithoutExchange(for: request, baseURL: baseURL)) }
+        return answers
+    }
 }

@@ -64,9 +64,9 @@ extension APIClient {
     }
 
     /// ``fanOut(_:maxConcurrent:)`` for endpoints that are likely in the HTTP cache: yields what
-    /// the cache holds fresh for them first — read ahead as ``preload(_:)`` reads, a long list in
-    /// parts side by side, and answered as ``storedAnswers(_:)`` answers, with no trip through the
-    /// chain — then sends the rest. Results arrive in completion order, the stored ones first;
+    /// the cache holds fresh for them first — read and answered as ``storedAnswers(_:)`` reads and
+    /// answers, a long list in parts side by side, with no trip through the chain — then sends
+    /// the rest. Results arrive in completion order, the stored ones first;
     /// ending the iteration early cancels what is left.
     ///
     /// The first `probe` endpoints are asked first: when the store has none of them (a cold store),
@@ -104,41 +104,40 @@ extension APIClient {
         }
     }
 
-    /// What the store answers `endpoints` with, read ahead (``preload(_:)``) and answered as
-    /// ``storedAnswers(_:)`` answers; `nil` for each endpoint to send. The first `probe` endpoints
+    /// What the store answers `endpoints` with, as ``storedAnswers(_:)`` answers; `nil` for each
+    /// endpoint to send. The first `probe` endpoints
     /// are asked first: when the store has none of them (a cold store), the others are not looked
     /// up twice, here and again by the chain.
     ///
     /// The endpoints are read in parts side by side (``readParts(_:)``), each part's requests built,
     /// read and answered on its own, so that one part's answers decode while another is still
-    /// being read.
+    /// being read. The probe is a read of its own, before the parts'.
     func preloadedAnswers<Value>(_ endpoints: [Endpoint<Value>], probe: Int) async -> [Response<Value>?] {
         let none = [Response<Value>?](repeating: nil, count: endpoints.count)
         let parts = Self.readParts(endpoints.count)
-        // Each part's requests are built and shaped once, for its read and its answers.
-        let reads = parts.map { part in
+        // Each part's requests are built and shaped once, for its read and its answers, while the
+        // probe is asked.
+        let shaped = parts.map { part in
             Task { () -> (endpoints: [Endpoint<Value>], lookups: StoredLookups?) in
                 // Not `Array(endpoints[part])`: copying a slice of a generic element type instantiates
                 // its conformances at run time (one read of every conformance record, first time).
                 let endpoints = part.map { endpoints[$0] }
-                guard let lookups = storedLookups(endpoints) else { return (endpoints, nil) }
-                await preload(lookups)
-                return (endpoints, lookups)
+                return (endpoints, storedLookups(endpoints))
             }
         }
-        guard let first = await reads.first?.value, let lookups = first.lookups else { return none }
+        guard let first = await shaped.first?.value, let lookups = first.lookups else { return none }
         let asked = min(max(0, probe), first.endpoints.count)
         var stored = await storedAnswers(first.endpoints, lookups, in: 0..<asked) + none[asked...]
         guard stored.contains(where: { $0 != nil }) else {
-            for read in reads { _ = await read.value }
+            for part in shaped { _ = await part.value }
             return stored
         }
         await withTaskGroup(of: (Int, [Response<Value>?]).self) { group in
-            for (read, part) in zip(reads, parts) {
+            for (built, part) in zip(shaped, parts) {
                 let skipped = max(0, asked - part.lowerBound)  // the ones asked first
                 guard skipped < part.count else { continue }
                 group.addTask {
-                    guard case let (endpoints, lookups?) = await read.value else { return (part.lowerBound, []) }
+                    guard case let (endpoints, lookups?) = await built.value else { return (part.lowerBound, []) }
                     return (part.lowerBound + skipped, await storedAnswers(endpoints, lookups, in: skipped..<endpoints.count))
                 }
             }

@@ -302,8 +302,13 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource, WholeResp
     /// counts the same outcome; a proxy calls it first so that a hit never enters the
     /// origin-side chain. The outcome is also reported through `ExchangeReport`.
     public func answerFromStore(for request: HTTPRequest, baseURL: URL) async -> StoredAnswer? {
-        guard Self.answersAlone(request), let location = location(of: request, baseURL: baseURL),
-              let (stored, partition) = await storedVariant(in: location.partitions, request: request),
+        guard Self.answersAlone(request), let location = location(of: request, baseURL: baseURL) else { return nil }
+        return await answerFromStore(for: request, at: location)
+    }
+
+    /// ``answerFromStore(for:baseURL:)`` of a request whose location is known.
+    private func answerFromStore(for request: HTTPRequest, at location: StoreLocation) async -> StoredAnswer? {
+        guard let (stored, partition) = await storedVariant(in: location.partitions, request: request),
               let decision = decide(request, url: location.url, matched: stored, mode: partition.mode)
         else { return nil }
         let (response, body) = await serve(decision.answer, freshness: decision.freshness, outcome: decision.outcome,
@@ -437,6 +442,30 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource, WholeResp
         guard request.method == .get, let (response, body, outcome) = await answerFromStore(for: request, baseURL: baseURL),
               let body else { return nil }
         return (response, body, outcome)
+    }
+
+    /// ``answerWithoutExchange(for:baseURL:)`` for each of `requests` (at `urls`), after one read
+    /// of every key they are looked up by (``CacheStore/preload(keys:)``): each request's keys are
+    /// hashed once, for the read and the answer.
+    public func answersWithoutExchange(for requests: [HTTPRequest], urls: [URL], baseURL: URL) async
+        -> [(response: HTTPResponse, body: Data, outcome: CacheOutcome)?]
+    {
+        let locations = zip(requests, urls).map { request, url in
+            request.method == .get && Self.answersAlone(request)
+                ? StoreLocation(url: url, partitions: partitions(url: url, request: request)) : nil
+        }
+        try? await store.preload(keys: locations.flatMap { $0?.partitions.map(\.key) ?? [] })
+        var answers: [(response: HTTPResponse, body: Data, outcome: CacheOutcome)?] = []
+        answers.reserveCapacity(requests.count)
+        for (request, location) in zip(requests, locations) {
+            guard let location, let (response, body, outcome) = await answerFromStore(for: request, at: location), let body
+            else {
+                answers.append(nil)
+                continue
+            }
+            answers.append((response, body, outcome))
+        }
+        return answers
     }
 
     /// Reads what the store holds for `requests` in one go (``CacheStore/preload(keys:)``):
