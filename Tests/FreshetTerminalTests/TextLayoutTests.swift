@@ -20,6 +20,10 @@ struct TextLayoutTests {
         #expect(TextLayout.truncate("a longer line", to: 6) == "a lon…")
         #expect(TextLayout.truncate("스위프트", to: 6) == "스위…")
         #expect(TextLayout.truncate("스위프트", to: 5) == "스위…")
+        // More bytes than columns, yet it fits; a mark or a skin tone stays with its character.
+        #expect(TextLayout.truncate("cafe\u{0301}s", to: 5) == "cafe\u{0301}s")
+        #expect(TextLayout.truncate("cafe\u{0301}s!", to: 5) == "cafe\u{0301}…")
+        #expect(TextLayout.truncate("👍🏽👍🏽👍🏽", to: 5) == "👍🏽👍🏽…")
         for columns in 1...9 {
             #expect(TextLayout.width(TextLayout.truncate("스위프트 비동기", to: columns)) <= columns)
         }

@@ -72,21 +72,26 @@ public enum TextLayout {
     /// `text` cut to at most `columns` columns, ending in `…` when cut. Never splits a character.
     public static func truncate(_ text: String, to columns: Int) -> String {
         guard columns > 0 else { return "" }
+        // No character is wider than its UTF-8 bytes: text of no more bytes than columns fits,
+        // unmeasured (every line of a page is asked).
+        guard text.utf8.count > columns else { return text }
         let ascii = asciiWidth(text.utf8)
         guard (ascii ?? width(scalars: text.unicodeScalars)) > columns else { return text }
         // Printable ASCII: a byte is a character and a column, so the cut is a prefix of bytes.
         if let ascii, ascii == text.utf8.count {
             return String(decoding: text.utf8.prefix(columns - 1), as: UTF8.self) + "…"
         }
-        var out = ""
+        // The longest prefix of whole characters that leaves a column for the ellipsis.
         var used = 0
-        for character in text {
-            let w = character.isASCII ? (asciiWidth(character.utf8) ?? 1) : width(scalars: character.unicodeScalars)
+        var end = text.startIndex
+        while end < text.endIndex {
+            let next = text.index(after: end)
+            let w = width(scalars: text.unicodeScalars[end..<next])
             if used + w > columns - 1 { break }
-            out.append(character)
             used += w
+            end = next
         }
-        return out + "…"
+        return String(text[..<end]) + "…"
     }
 
     /// `text` truncated and padded with spaces to exactly `columns` columns.
@@ -152,22 +157,23 @@ public enum TextLayout {
         }
     }
 
+    /// Whether UTF-8 `bytes` hold no control character (general category Cc): none of bytes 00–1F
+    /// and 7F, nor C2 80–C2 9F.
+    private static func isFreeOfControls(_ bytes: some Sequence<UInt8>) -> Bool {
+        var previous: UInt8 = 0
+        for byte in bytes {
+            if byte < 0x20 || byte == 0x7F || (previous == 0xC2 && byte < 0xA0) { return false }
+            previous = byte
+        }
+        return true
+    }
+
     /// Control characters (newlines, tabs, escapes) replaced by spaces: one line of text, whatever
     /// a service sent.
     public static func singleLine(_ text: String) -> String {
         // The control characters (general category Cc) are exactly U+0000–U+001F and U+007F–U+009F:
         // in UTF-8, bytes 00–1F and 7F, and C2 80–C2 9F. Text without them is returned as it is.
-        var utf8 = text.utf8.makeIterator()
-        var previous: UInt8 = 0
-        var clean = true
-        while let byte = utf8.next() {
-            if byte < 0x20 || byte == 0x7F || (previous == 0xC2 && byte < 0xA0) {
-                clean = false
-                break
-            }
-            previous = byte
-        }
-        if clean { return text }
+        if text.utf8.withContiguousStorageIfAvailable(isFreeOfControls) ?? isFreeOfControls(text.utf8) { return text }
         return String(String.UnicodeScalarView(text.unicodeScalars.map { scalar in
             scalar.value < 0x20 || (0x7F..<0xA0).contains(scalar.value) ? " " : scalar
         }))
