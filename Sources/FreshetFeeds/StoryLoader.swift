@@ -188,6 +188,9 @@ public struct StoryLoader: Sendable {
     public let client: APIClient
     /// The most item requests in flight at once.
     public var concurrency: Int
+    /// Which fields of each item are decoded: ``HNItem/Fields/all`` (the default), or
+    /// ``HNItem/Fields/listing`` for a page shown as rows, which never needs an item's comments.
+    public var fields: HNItem.Fields = .all
 
     /// The order of a loaded page.
     public enum Sort: String, CaseIterable, Sendable {
@@ -285,7 +288,7 @@ public struct StoryLoader: Sendable {
         var batch = 0..<min(max(0, limit), listed.count)
         while !batch.isEmpty {
             slots += [LoadProgress.Outcome?](repeating: nil, count: batch.count)
-            let endpoints = batch.map { Self.forced(HackerNews.item(id: listed[$0]), force) }
+            let endpoints = batch.map { Self.forced(HackerNews.item(id: listed[$0], fields: fields), force) }
             func record(_ done: FanOutResult<HNItem?>) {
                 let index = batch.lowerBound + done.offset
                 let outcome: LoadProgress.Outcome

@@ -48,12 +48,14 @@ public enum HackerNews {
         endpoint([list.fileName])
     }
 
-    /// `GET /item/{id}.json`: a story, comment, job, poll or poll option.
+    /// `GET /item/{id}.json`: a story, comment, job, poll or poll option, with `fields` decoded
+    /// (``HNItem/Fields/listing`` for a row of a story list).
     ///
     /// The value is `nil` when the API answers the JSON literal `null` (deleted items, item 0,
     /// some jobs).
-    public static func item(id: Int) -> Endpoint<HNItem?> {
-        endpoint(["item", "\(id).json"])
+    public static func item(id: Int, fields: HNItem.Fields = .all) -> Endpoint<HNItem?> {
+        guard fields == .listing else { return endpoint(["item", "\(id).json"]) }
+        return Endpoint(path: ["item", "\(id).json"]) { data, _ in try listingDecoder.decode(HNItem?.self, from: data) }
     }
 
     /// `GET /user/{id}.json`: a user; `nil` when the API answers `null` (no such user).
@@ -71,6 +73,13 @@ public enum HackerNews {
 
     /// The decoder for Hacker News bodies (times stay Unix seconds). Treat it as read-only.
     public static let decoder = JSONDecoder()
+
+    /// ``decoder`` telling ``HNItem`` to decode ``HNItem/Fields/listing``.
+    private static let listingDecoder: JSONDecoder = {
+        let decoder = JSONDecoder()
+        decoder.userInfo[HNItem.fieldsKey] = HNItem.Fields.listing
+        return decoder
+    }()
 
     /// An encoder that writes models back with the API's field names, keys sorted and slashes
     /// unescaped. Treat it as read-only.

@@ -103,8 +103,15 @@ struct HNCommand: AsyncParsableCommand {
 
     // MARK: - A story list
 
+    /// The loader of a list's stories: rows need no item's comments; `--json` writes each item whole.
+    private func storyLoader(_ context: AppContext) -> StoryLoader {
+        var loader = StoryLoader(context: context, concurrency: concurrency)
+        if !common.json { loader.fields = .listing }
+        return loader
+    }
+
     private func showList(_ storyList: HackerNews.StoryList, context: AppContext) async throws {
-        let loader = StoryLoader(context: context, concurrency: concurrency)
+        let loader = storyLoader(context)
         let order = StoryLoader.Sort(rawValue: sort.lowercased()) ?? .rank
         let (width, color) = (Terminal.width, Terminal.colorEnabled)
         // On a terminal the rows fill in under the progress line as items land, each in its place;
@@ -175,7 +182,7 @@ struct HNCommand: AsyncParsableCommand {
     // MARK: - A list, live
 
     private func follow(_ storyList: HackerNews.StoryList, context: AppContext) async throws {
-        let loader = StoryLoader(context: context, concurrency: concurrency)
+        let loader = storyLoader(context)
         let order = StoryLoader.Sort(rawValue: sort.lowercased()) ?? .rank
         let following = LiveStories(loader: loader, list: storyList, limit: limit, sort: order, interval: .seconds(interval))
         let screen = Terminal.stdoutIsTTY && !common.json ? LiveScreen(list: storyList) : nil

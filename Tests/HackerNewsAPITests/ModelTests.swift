@@ -100,6 +100,17 @@ private func decodeItem(_ json: String) throws -> HNItem? {
     #expect(throws: DecodingError.self) { try decodeItem(#"{"id": "1"}"#) }
 }
 
+@Test("A listing decodes what a row shows and filters on, not an item's comments or poll")
+func itemListingFields() throws {
+    let json = #"{"by":"pg","dead":true,"descendants":3,"id":9,"kids":[10,11],"parent":8,"parts":[12],"poll":7,"score":5,"text":"t","time":60,"title":"T","type":"story","url":"u"}"#
+    let listed = try #require(try HackerNews.item(id: 9, fields: .listing).decode(Data(json.utf8), JSONDecoder()))
+    #expect(listed == HNItem(id: 9, type: .story, by: "pg", time: 60, text: "t", url: "u", score: 5, title: "T", descendants: 3, dead: true))
+    let whole = try #require(try decodeItem(json))
+    #expect(whole.kids == [10, 11] && whole.parent == 8 && whole.parts == [12] && whole.poll == 7)
+    // A listing still refuses what is not an item.
+    #expect(throws: DecodingError.self) { try HackerNews.item(id: 9, fields: .listing).decode(Data(#"{"id": "9"}"#.utf8), JSONDecoder()) }
+}
+
 @Test func itemEncodesOnlyWhatIsSet() throws {
     let item = HNItem(id: 7, type: .poll, by: "pg", kids: [8, 9], parts: [], dead: false)
     let json = String(decoding: try HackerNews.encoder.encode(item), as: UTF8.self)
