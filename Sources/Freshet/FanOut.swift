@@ -127,7 +127,10 @@ extension APIClient {
         }
         guard let first = await shaped.first?.value, let lookups = first.lookups else { return none }
         let asked = min(max(0, probe), first.endpoints.count)
-        var stored = await storedAnswers(first.endpoints, lookups, in: 0..<asked) + none[asked...]
+        var stored = none
+        // Set one by one: `+` of an array and a slice of a generic element instantiates their
+        // conformances at run time (a read of every conformance record, the first time).
+        for (index, answer) in await storedAnswers(first.endpoints, lookups, in: 0..<asked).enumerated() { stored[index] = answer }
         guard stored.contains(where: { $0 != nil }) else {
             for part in shaped { _ = await part.value }
             return stored

@@ -70,11 +70,12 @@ public struct HNItem: Codable, Sendable, Hashable, Identifiable {
     /// synthesized decoder takes ``type``, ``kids`` and ``parts`` through the generic one, which
     /// Foundation's JSON decoder runs unspecialized (a page of 500 stories decodes its items in
     /// 26.6M instructions this way against 32.0M).
-    ///
-    /// A decoder whose `userInfo` holds ``Fields/listing`` under ``fieldsKey`` reads only what a
-    /// row of a story list shows or filters on, and leaves ``kids``, ``parent``, ``parts`` and
-    /// ``poll`` `nil`.
     public init(from decoder: any Decoder) throws {
+        try self.init(from: decoder, fields: .all)
+    }
+
+    /// An item with `fields` decoded; the others `nil`.
+    init(from decoder: any Decoder, fields: Fields) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         id = try container.decode(Int.self, forKey: .id)
         type = try container.decodeIfPresent(String.self, forKey: .type).map(Kind.init(rawValue:))
@@ -87,7 +88,7 @@ public struct HNItem: Codable, Sendable, Hashable, Identifiable {
         descendants = try container.decodeIfPresent(Int.self, forKey: .descendants)
         deleted = try container.decodeIfPresent(Bool.self, forKey: .deleted)
         dead = try container.decodeIfPresent(Bool.self, forKey: .dead)
-        guard decoder.userInfo[Self.fieldsKey] as? Fields != .listing else { return }
+        guard fields == .all else { return }
         kids = try Self.integers(in: container, forKey: .kids)
         parent = try container.decodeIfPresent(Int.self, forKey: .parent)
         parts = try Self.integers(in: container, forKey: .parts)
@@ -104,8 +105,15 @@ public struct HNItem: Codable, Sendable, Hashable, Identifiable {
         case listing
     }
 
-    /// The `userInfo` key a decoder is told ``Fields`` under; without it, every field is decoded.
-    public static let fieldsKey = CodingUserInfoKey(rawValue: "HNItem.fields")!
+    /// An item decoded with ``Fields/listing``: a type of its own rather than a flag in the
+    /// decoder's `userInfo`, which `JSONDecoder` copies into a new dictionary for every body.
+    struct Listed: Decodable {
+        var item: HNItem
+
+        init(from decoder: any Decoder) throws {
+            item = try HNItem(from: decoder, fields: .listing)
+        }
+    }
 
     /// Encodes the fields that are set, with the API's names, each through the container's own
     /// method for its type (see ``init(from:)``).

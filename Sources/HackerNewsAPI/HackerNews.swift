@@ -55,7 +55,7 @@ public enum HackerNews {
     /// some jobs).
     public static func item(id: Int, fields: HNItem.Fields = .all) -> Endpoint<HNItem?> {
         guard fields == .listing else { return endpoint(["item", "\(id).json"]) }
-        return Endpoint(path: ["item", "\(id).json"]) { data, _ in try listingDecoder.decode(HNItem?.self, from: data) }
+        return Endpoint(path: ["item", "\(id).json"]) { data, _ in try decoder.decode(HNItem.Listed?.self, from: data)?.item }
     }
 
     /// `GET /user/{id}.json`: a user; `nil` when the API answers `null` (no such user).
@@ -73,13 +73,6 @@ public enum HackerNews {
 
     /// The decoder for Hacker News bodies (times stay Unix seconds). Treat it as read-only.
     public static let decoder = JSONDecoder()
-
-    /// ``decoder`` telling ``HNItem`` to decode ``HNItem/Fields/listing``.
-    private static let listingDecoder: JSONDecoder = {
-        let decoder = JSONDecoder()
-        decoder.userInfo[HNItem.fieldsKey] = HNItem.Fields.listing
-        return decoder
-    }()
 
     /// An encoder that writes models back with the API's field names, keys sorted and slashes
     /// unescaped. Treat it as read-only.
