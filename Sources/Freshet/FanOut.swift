@@ -111,10 +111,11 @@ extension APIClient {
     ///
     /// The endpoints are read in parts side by side (``readParts(_:)``), each part's requests built,
     /// read and answered on its own, so that one part's answers decode while another is still
-    /// being read. The probe is a read of its own, before the parts'.
+    /// being read. The probe is a read of its own, asked while the parts' requests are built.
     func preloadedAnswers<Value>(_ endpoints: [Endpoint<Value>], probe: Int) async -> [Response<Value>?] {
         let none = [Response<Value>?](repeating: nil, count: endpoints.count)
         let parts = Self.readParts(endpoints.count)
+        let asked = min(max(0, probe), parts.first?.count ?? 0)
         // Each part's requests are built and shaped once, for its read and its answers, while the
         // probe is asked.
         let shaped = parts.map { part in
@@ -125,12 +126,13 @@ extension APIClient {
                 return (endpoints, storedLookups(endpoints))
             }
         }
-        guard let first = await shaped.first?.value, let lookups = first.lookups else { return none }
-        let asked = min(max(0, probe), first.endpoints.count)
+        // The probe's few requests built apart, so that it need not wait for the first part's.
+        let probed = (0..<asked).map { endpoints[$0] }
+        guard let lookups = storedLookups(probed) else { return none }
         var stored = none
         // Set one by one: `+` of an array and a slice of a generic element instantiates their
         // conformances at run time (a read of every conformance record, the first time).
-        for (index, answer) in await storedAnswers(first.endpoints, lookups, in: 0..<asked).enumerated() { stored[index] = answer }
+        for (index, answer) in await storedAnswers(probed, lookups, in: 0..<asked).enumerated() { stored[index] = answer }
         guard stored.contains(where: { $0 != nil }) else {
             for part in shaped { _ = await part.value }
             return stored
