@@ -146,7 +146,11 @@ public struct APIClient: Sendable {
     /// so for such a client the read ahead finds nothing.
     public func preload<Value>(_ endpoints: [Endpoint<Value>]) async {
         guard let lookups = storedLookups(endpoints) else { return }
-        // Those on the first one's base: one read asks one base.
+        await preload(lookups)
+    }
+
+    /// ``preload(_:)`` of requests already built: those on the first one's base (one read asks one base).
+    func preload(_ lookups: StoredLookups) async {
         let built = lookups.requests.compactMap { $0 }
         guard let base = built.first?.base else { return }
         await lookups.source.preload(built.filter { $0.base == base }.map(\.request), baseURL: base)

@@ -134,7 +134,14 @@ extension APIClient {
         // conformances at run time (a read of every conformance record, the first time).
         for (index, answer) in await storedAnswers(probed, lookups, in: 0..<asked).enumerated() { stored[index] = answer }
         guard stored.contains(where: { $0 != nil }) else {
-            for part in shaped { _ = await part.value }
+            // None stored there: all are sent. What the store holds for them is still read ahead,
+            // a part at a time side by side, so that the chain's lookups answer from memory rather
+            // than each reading storage (on an empty store, each learns it has nothing).
+            await withTaskGroup(of: Void.self) { group in
+                for part in shaped {
+                    group.addTask { if let lookups = await part.value.lookups { await preload(lookups) } }
+                }
+            }
             return stored
         }
         await withTaskGroup(of: (Int, [Response<Value>?]).self) { group in

@@ -145,6 +145,36 @@ struct StoredAnswersTests {
         }
     }
 
+    @Test("fanOutStoredFirst on a cold store: all sent, and the chain's lookups answer from what was read ahead")
+    func coldStoreReadAhead() async throws {
+        try await withSimulator(.init()) { sim in
+            let control = SimControl(sim)
+            let names = (0..<200).map { "cold-\($0)" }
+            for name in names {
+                try await control.script(name, headers: [("Cache-Control", "max-age=300")], body: #"{"n":"\#(name)"}"#)
+            }
+            let temporary = try StoreTemporaryDirectory()
+            defer { temporary.remove() }
+            try cacheDatabase(in: temporary.url).close()
+            let (database, lookups) = try countingLookups(in: temporary.url)
+            defer { try? database.close() }
+            let client = APIClient(baseURL: sim.baseURL, transport: liveTransport,
+                                   middlewares: [RetryMiddleware(), CacheMiddleware(store: SQLiteCacheStore(writer: database))])
+            let before = try await control.stats().requests
+
+            var offsets: [Int] = []
+            await client.fanOutStoredFirst(names.map(Self.endpoint), maxConcurrent: 4) { done in
+                #expect((try? done.result.get())?.cache == .miss)
+                offsets.append(done.offset)
+            }
+
+            #expect(offsets.sorted() == Array(0..<200))
+            #expect(try await control.stats().requests == before + 200)
+            let parts = APIClient.readParts(names.count)
+            #expect(lookups.total == 1 + parts.count, "the probe's read and one per part, none per request")
+        }
+    }
+
     @Test("The parts of a read ahead: every endpoint in one, in order, at least 64 each, at most four")
     func readParts() {
         for count in [0, 1, 63, 64, 127, 128, 200, 500, 1000] {
