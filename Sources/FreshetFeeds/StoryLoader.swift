@@ -188,8 +188,8 @@ public struct StoryLoader: Sendable {
     public let client: APIClient
     /// The most item requests in flight at once.
     public var concurrency: Int
-    /// Which fields of each item are decoded: ``HNItem/Fields/all`` (the default), or
-    /// ``HNItem/Fields/listing`` for a page shown as rows, which never needs an item's comments.
+    /// Which fields of each item are decoded: `HNItem.Fields.all` (the default), or
+    /// `HNItem.Fields.listing` for a page shown as rows, which never needs an item's comments.
     public var fields: HNItem.Fields = .all
 
     /// The order of a loaded page.

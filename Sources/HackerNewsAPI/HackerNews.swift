@@ -48,13 +48,18 @@ public enum HackerNews {
         endpoint([list.fileName])
     }
 
-    /// `GET /item/{id}.json`: a story, comment, job, poll or poll option, with `fields` decoded
-    /// (``HNItem/Fields/listing`` for a row of a story list).
+    /// `GET /item/{id}.json`: a story, comment, job, poll or poll option.
     ///
     /// The value is `nil` when the API answers the JSON literal `null` (deleted items, item 0,
     /// some jobs).
-    public static func item(id: Int, fields: HNItem.Fields = .all) -> Endpoint<HNItem?> {
-        guard fields == .listing else { return endpoint(["item", "\(id).json"]) }
+    public static func item(id: Int) -> Endpoint<HNItem?> {
+        endpoint(["item", "\(id).json"])
+    }
+
+    /// ``item(id:)`` with only `fields` decoded: ``HNItem/Fields/listing`` for a row of a story
+    /// list, which never needs the item's comments.
+    public static func item(id: Int, fields: HNItem.Fields) -> Endpoint<HNItem?> {
+        guard fields == .listing else { return item(id: id) }
         return Endpoint(path: ["item", "\(id).json"]) { data, _ in try decoder.decode(HNItem.Listed?.self, from: data)?.item }
     }
 
