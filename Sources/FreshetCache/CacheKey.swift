@@ -21,16 +21,17 @@ enum CacheKey {
         update(&hasher, "GET ")
         update(&hasher, url.absoluteString)
         update(&hasher, "\u{0}")
-        if mode == .private {
-            for (index, value) in request.headerFields[values: .authorization].enumerated() {
-                update(&hasher, index == 0 ? value : "\n" + value)
-            }
-            update(&hasher, "\u{0}")
-            for (index, value) in request.headerFields[values: .cookie].enumerated() {
-                update(&hasher, index == 0 ? value : "\n" + value)
-            }
-        }
+        if mode == .private { updateCredential(&hasher, authorization: request.headerFields[values: .authorization],
+                                               cookie: request.headerFields[values: .cookie]) }
         return hex(hasher.finalize())
+    }
+
+    /// Feeds `hasher` a credential's text: the `Authorization` lines joined by "\n", "\0", the
+    /// `Cookie` lines joined by "\n" (a private key's tail, and ``RequestCredential/hash``).
+    static func updateCredential(_ hasher: inout SHA256, authorization: [String], cookie: [String]) {
+        for (index, value) in authorization.enumerated() { update(&hasher, index == 0 ? value : "\n" + value) }
+        update(&hasher, "\u{0}")
+        for (index, value) in cookie.enumerated() { update(&hasher, index == 0 ? value : "\n" + value) }
     }
 
     private static func update(_ hasher: inout SHA256, _ text: String) {
@@ -126,7 +127,7 @@ enum CacheKey {
     }
 
     /// `digest` in lowercase hex, read from its bytes (its iterator allocates).
-    private static func hex(_ digest: SHA256.Digest) -> String {
+    static func hex(_ digest: SHA256.Digest) -> String {
         digest.withUnsafeBytes { bytes in
             String(unsafeUninitializedCapacity: 2 * bytes.count) { buffer in
                 for (index, byte) in bytes.enumerated() {

@@ -1,3 +1,4 @@
+import Crypto
 import HTTPTypes
 
 /// The credential a request carries (`Authorization`, which also carries Kakao's `KakaoAK` key,
@@ -13,7 +14,9 @@ public struct RequestCredential: Sendable, Hashable {
         let authorization = fields[values: .authorization]
         let cookie = fields[values: .cookie]
         guard !authorization.isEmpty || !cookie.isEmpty else { return nil }
-        hash = CacheKey.sha256(authorization.joined(separator: "\n") + "\u{0}" + cookie.joined(separator: "\n"))
+        var hasher = SHA256()
+        CacheKey.updateCredential(&hasher, authorization: authorization, cookie: cookie)
+        hash = CacheKey.hex(hasher.finalize())
     }
 
     /// The first 12 hex digits of ``hash``: a label for metrics and logs, short enough to read,

@@ -30,6 +30,9 @@ struct CacheKeyTests {
         // sha256("GET https://example.com/user?page=2\0\0a=1")
         #expect(CacheKey.primary(url: user, request: Self.request([(.cookie, "a=1")]), mode: .private)
             == "ce80c801726f164643c87b2bb6de7eb4d9f16896472d755c2749d6fd3b44499d")
+        // The credential alone, as the proxy labels it: sha256("token one\ntoken two\0a=1\nb=2").
+        #expect(RequestCredential(both.headerFields)?.hash
+            == "2d8ebb471aafee94b8bb3e4d6245a3870fcafc99174a02a3c4c6e27a6f66f155")
         // A shared cache keys on the URL alone, credentials or not.
         #expect(CacheKey.primary(url: item, request: both, mode: .shared)
             == CacheKey.primary(url: item, request: Self.request([]), mode: .shared))
