@@ -356,10 +356,15 @@ struct CacheMiddlewareTests {
         let response = try await client.send(Endpoint<Data>.raw("scripted", "a"))
         #expect(response.cache == .stale)
         #expect(String(decoding: response.value, as: UTF8.self) == "kept")
-        // Refused at once, as a rule; a machine stalled past the 10 s connect timeout (seen under
-        // a loaded parallel run: every test in the process paused ~10 s) makes it a timeout.
+        // Refused at once, as a rule. On a loaded machine (every test in the process paused ~10 s
+        // in a parallel run) it may be a timeout instead, or the shared client's pooled connection
+        // to the stopped server breaking as the request goes out: each is the connection's failure.
         let reason = response.staleReason?.description ?? "none"
-        #expect(reason.contains("Could not connect") || reason.contains("did not answer in time"), "\(reason)")
+        switch response.staleReason?.error {
+        case .unreachable?, .timedOut?, .transport?: break
+        default: Issue.record("not a connection's failure: \(reason)")
+        }
+        #expect(reason.contains(url.host ?? "?"), "\(reason)")
     }
 
     @Test("§3.5 shared mode: private responses and authenticated requests are not stored unless allowed")
