@@ -2,6 +2,7 @@ import Foundation
 import Freshet
 import HTTPTypes
 import OpenAPIRuntime
+import Synchronization
 
 /// Transparent compression: asks for `gzip` and `deflate` and hands up the body decoded, as
 /// OkHttp does by default.
@@ -16,8 +17,9 @@ import OpenAPIRuntime
 /// it sits above coalescing and the cache, so the cache stores the encoded bytes (with their
 /// validators and `Vary`) and the caller's body limit counts the decoded ones: the body is decoded
 /// a window at a time as the client reads it, so a gzip bomb stops at the limit
-/// (`APIError.bodyTooLarge`) without being inflated whole. A corrupt or cut-off
-/// stream fails as `APIError.undecodableBody`.
+/// (`APIError.bodyTooLarge`) without being inflated whole. A body the cache beneath already
+/// decoded whole to judge it (`ContentDecoding`) comes up as that decoding, not inflated again.
+/// A corrupt or cut-off stream fails as `APIError.undecodableBody`.
 ///
 /// `APIClient.live` puts it into the chain it is given (`decompressing: false` leaves it out);
 /// build a chain with it yourself with `Middlewares.standard(decompression:)`. URLSession decodes
@@ -43,9 +45,11 @@ public struct DecompressionMiddleware: ClientMiddleware, StoredResponseAdapter, 
         var request = request
         request.headerFields.append(HTTPField(name: .acceptEncoding, value: Self.acceptEncoding))
         let (response, responseBody): (HTTPResponse, HTTPBody?)
+        // Beneath, the cache judges an encoded body by what it decodes to (`ContentDecoder`);
+        // what it decoded is kept, so that the same bytes coming back are not decoded again.
+        let decoder = KeepingDecoder()
         do {
-            // Beneath, the cache judges an encoded body by what it decodes to (`ContentDecoder`).
-            (response, responseBody) = try await ContentDecoding.$decoder.withValue(self) {
+            (response, responseBody) = try await ContentDecoding.$decoder.withValue(decoder) {
                 try await next(request, body, baseURL)
             }
         } catch let error as APIError {
@@ -56,7 +60,15 @@ public struct DecompressionMiddleware: ClientMiddleware, StoredResponseAdapter, 
             throw error.replacingResponse(.init(head: Self.decodedHead(answer.head), body: Data(decoded)))
         }
         guard let coding = ContentCoding.single(in: response.headerFields) else { return (response, responseBody) }
-        return (Self.decodedHead(response), responseBody.map { coding.decoding($0) })
+        guard let responseBody else { return (Self.decodedHead(response), nil) }
+        if let kept = decoder.kept, case .known(let count) = responseBody.length, count == Int64(kept.source.count) {
+            // The body beneath was read whole already (the cache's check): when its bytes are the
+            // ones decoded, the decoding is the answer.
+            let bytes = try await Data(collecting: responseBody, upTo: kept.source.count)
+            let body = bytes == kept.source ? HTTPBody(kept.decoded) : coding.decoding(HTTPBody(bytes))
+            return (Self.decodedHead(response), body)
+        }
+        return (Self.decodedHead(response), coding.decoding(responseBody))
     }
 
     /// The request with `Accept-Encoding: gzip, deflate` when it applies.
@@ -76,8 +88,27 @@ public struct DecompressionMiddleware: ClientMiddleware, StoredResponseAdapter, 
     /// `body` decoded whole from the coding `fields` name, up to `limit` bytes (`nil` past it, or
     /// for a coding this middleware leaves alone).
     public func decode(_ body: Data, fields: HTTPFields, limit: Int) async throws -> Data? {
+        try Self.decoded(body, fields: fields, limit: limit)
+    }
+
+    static func decoded(_ body: Data, fields: HTTPFields, limit: Int) throws -> Data? {
         guard let coding = ContentCoding.single(in: fields) else { return nil }
         return try coding.decodedWithin(body, limit: limit)
+    }
+
+    /// The decoder offered beneath for one request: decodes as `decode(_:fields:limit:)` does and
+    /// keeps the last body it decoded with its decoding.
+    final class KeepingDecoder: ContentDecoder {
+        private let last = Mutex<(source: Data, decoded: Data)?>(nil)
+
+        /// The last body decoded beneath, and what it decoded to.
+        var kept: (source: Data, decoded: Data)? { last.withLock { $0 } }
+
+        func decode(_ body: Data, fields: HTTPFields, limit: Int) async throws -> Data? {
+            guard let decoded = try DecompressionMiddleware.decoded(body, fields: fields, limit: limit) else { return nil }
+            last.withLock { $0 = (body, decoded) }
+            return decoded
+        }
     }
 
     /// Whether a request is one to ask for compression on: it names no `Accept-Encoding` and no

@@ -146,6 +146,32 @@ struct CompressionTests {
         }
     }
 
+    /// Notes the length of each body handed up to it.
+    final class BodyLengths: ClientMiddleware {
+        let seen = Mutex<[HTTPBody.Length?]>([])
+        func intercept(_ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String,
+                       next: @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?)) async throws -> (HTTPResponse, HTTPBody?) {
+            let (response, responseBody) = try await next(request, body, baseURL)
+            seen.withLock { $0.append(responseBody?.length) }
+            return (response, responseBody)
+        }
+    }
+
+    @Test("A body the cache decoded to judge it is handed up as decoded, not decoded again")
+    func cacheDecodingKept() async throws {
+        try await withSimulator(.init()) { sim async throws in
+            let cache = CacheMiddleware(store: MemoryCacheStore(), options: .init(mode: .private))
+            let lengths = BodyLengths()
+            let client = APIClient(baseURL: sim.baseURL, transport: liveTransport,
+                                   middlewares: [lengths, DecompressionMiddleware(), cache])
+            let first = try await client.send(Self.events)
+            #expect(first.cache == .miss)
+            // Decoded as it is read, a body's length is unknown: known, it is the cache's decoding.
+            #expect(lengths.seen.withLock { $0 } == [.known(Int64(first.bodyBytes))])
+
+        }
+    }
+
     @Test("A refresh answered with corrupt gzip never replaces the stored answer: the apps' cache serves that one stale")
     func corruptRefreshKeepsStored() async throws {
         try await withSimulator(.init()) { sim async throws in

@@ -1,4 +1,5 @@
 import CompressNIO
+import Foundation
 import Freshet
 import FreshetTransports
 import HTTPTypes
@@ -32,6 +33,32 @@ struct ContentDecodingTests {
             largest = max(largest, chunk.count)
         }
         return (bytes, largest)
+    }
+
+    @Test("DecompressionMiddleware: the bytes a middleware beneath had decoded come up as that decoding; others are decoded")
+    func judgedBodyKept() async throws {
+        let one = try Self.encoded(Array("[1]".utf8), .gzip()), two = try Self.encoded(Array("[2]".utf8), .gzip())
+        try #require(one.count == two.count)
+        let head = HTTPResponse(status: .ok, headerFields: [.contentEncoding: "gzip", .contentType: "application/json"])
+        // Beneath, a judge of the body (as the cache is) has `one` decoded, then hands up `bytes`.
+        func send(handingUp bytes: [UInt8]) async throws -> (length: HTTPBody.Length?, text: String) {
+            let request = HTTPRequest(method: .get, scheme: "http", authority: "example.com", path: "/")
+            let (response, body) = try await DecompressionMiddleware().intercept(
+                request, body: nil, baseURL: URL(string: "http://example.com")!, operationID: ""
+            ) { _, _, _ in
+                let judged = try await ContentDecoding.decoder?.decode(Data(one), fields: head.headerFields, limit: 1 << 20)
+                #expect(judged == Data("[1]".utf8))
+                return (head, HTTPBody(bytes))
+            }
+            #expect(response.headerFields[.contentEncoding] == nil)
+            let decoded = try #require(body)
+            return (decoded.length, String(decoding: try await Data(collecting: decoded, upTo: 1 << 20), as: UTF8.self))
+        }
+        let same = try await send(handingUp: one)
+        #expect(same.length == .known(3), "decoded as read, the length would be unknown")
+        #expect(same.text == "[1]")
+        let other = try await send(handingUp: two)
+        #expect(other.text == "[2]", "bytes of the same length that are not the judged ones")
     }
 
     @Test("Content-Encoding: one gzip, x-gzip or deflate is decoded; identity is no coding; br or two codings are left alone")
