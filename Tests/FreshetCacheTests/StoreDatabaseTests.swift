@@ -169,6 +169,21 @@ struct StoreDatabaseTests {
                 """)
         }
         #expect(try await totals() == [[3, 300], [3, 300]])
+        // One trigger before an insert (`cache-v3`); an insert that fails undoes what it counted.
+        let insertTriggers = try await database.read { db in
+            try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'trigger' AND sql LIKE '%INSERT ON cache_entry%'")
+        }
+        #expect(insertTriggers == ["cache_size_insert"])
+        await #expect(throws: DatabaseError.self) {
+            try await database.write { db in
+                try db.execute(sql: """
+                    INSERT INTO cache_entry (key, variant, url, status, request_time, response_time, stored_at,
+                                             last_access, size, headers, body)
+                    VALUES ('b', '', 'https://api.example.com/b', 200, 0, 0, 0, 0, 5000, x'', x'')
+                    """)
+            }
+        }
+        #expect(try await totals() == [[3, 300], [3, 300]], "a failed insert counts nothing")
         try await database.write { db in try db.execute(sql: "UPDATE cache_entry SET size = 30 WHERE key = 'b'") }
         #expect(try await totals() == [[3, 230], [3, 230]], "a size changed in place")
 

@@ -346,7 +346,7 @@ struct AppDatabaseTests {
         do {
             let apps = try AppDatabase(directory: temporary.url)
             #expect(try await tables(apps) == ["cache_entry", "cache_outcome", "cache_size", "feed_event", "feed_source", "grdb_migrations"])
-            #expect(try await applied(apps) == ["cache-v1", "cache-v2", "feeds-v1", "feeds-v2", "feeds-v3", "feeds-v4"])
+            #expect(try await applied(apps) == ["cache-v1", "cache-v2", "cache-v3", "feeds-v1", "feeds-v2", "feeds-v3", "feeds-v4"])
             try await apps.writer.write { db in
                 try db.execute(sql: "INSERT INTO feed_source (repo, fingerprint) VALUES ('a/b', 1)")
             }
@@ -355,7 +355,7 @@ struct AppDatabaseTests {
         // Reopened with either schema: nothing runs twice, nothing is lost.
         let again = try AppDatabase(directory: temporary.url, schema: .cache)
         defer { try? again.close() }
-        #expect(try await applied(again) == ["cache-v1", "cache-v2", "feeds-v1", "feeds-v2", "feeds-v3", "feeds-v4"])
+        #expect(try await applied(again) == ["cache-v1", "cache-v2", "cache-v3", "feeds-v1", "feeds-v2", "feeds-v3", "feeds-v4"])
         #expect(try await again.writer.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM feed_source") } == 1)
         #expect(try await SQLiteCacheStore(writer: again.writer).variants(forKey: "kept").count == 1)
     }
