@@ -9,16 +9,20 @@ import HTTPTypes
 /// read as well.
 package enum HeaderCoding {
     package static func encode(_ fields: HTTPFields) throws -> Data {
-        var text = ""
-        text.reserveCapacity(fields.reduce(0) { $0 + $1.name.rawName.utf8.count + $1.value.utf8.count + 4 })
+        // Bytes appended to bytes: appending to a `String` cost ~19k instructions for 8 fields.
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(fields.count * 64)
         for field in fields {
-            guard !field.value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0 }) else { return try json(fields) }
-            text += field.name.rawName
-            text += ": "
-            text += field.value
-            text += "\r\n"
+            let value = field.value.utf8
+            guard !value.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0 }) else { return try json(fields) }
+            bytes.append(contentsOf: field.name.rawName.utf8)
+            bytes.append(UInt8(ascii: ":"))
+            bytes.append(UInt8(ascii: " "))
+            bytes.append(contentsOf: value)
+            bytes.append(0x0D)
+            bytes.append(0x0A)
         }
-        return Data(utf8: text)
+        return Data(bytes)
     }
 
     /// The fields in `data`, skipping lines whose name is not a valid field name; nil when
