@@ -577,8 +577,8 @@ enum CacheSchema {
 
     /// `cache-v3`: the two triggers of an insert (the replaced row's count and size taken off
     /// before, the new row's added after) made one that looks the replaced row up once and
-    /// updates `cache_size` once: 26k instructions a stored response instead of 62k (SQLite's
-    /// own count, 2,000 prepared inserts). If the insert fails, SQLite undoes the trigger's
+    /// updates `cache_size` once: 36k instructions of triggers a stored response instead of 62k
+    /// (SQLite's own count, 2,000 prepared inserts). If the insert fails, SQLite undoes the trigger's
     /// update with the statement's other changes.
     static func mergeInsertTriggers(_ db: Database) throws {
         try db.execute(sql: """
