@@ -168,7 +168,7 @@ struct CompressionTests {
             #expect(first.cache == .miss)
             // Decoded as it is read, a body's length is unknown: known, it is the cache's decoding.
             #expect(lengths.seen.withLock { $0 } == [.known(Int64(first.bodyBytes))])
-
+            #expect((try JSONSerialization.jsonObject(with: first.value) as? [Any])?.isEmpty == false)
         }
     }
 
