@@ -446,19 +446,20 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource, WholeResp
 
     /// ``answerWithoutExchange(for:baseURL:)`` for each of `requests` (at `urls`), after one read
     /// of every key they are looked up by (``CacheStore/preload(keys:)``): each request's keys are
-    /// hashed once, for the read and the answer.
+    /// hashed once, for the read and the answer. What the read did not find is kept too, so the
+    /// requests left to send find that out from memory when the chain looks them up.
     public func answersWithoutExchange(for requests: [HTTPRequest], urls: [URL], baseURL: URL) async
         -> [(response: HTTPResponse, body: Data, outcome: CacheOutcome)?]
     {
         let locations = zip(requests, urls).map { request, url in
-            request.method == .get && Self.answersAlone(request)
-                ? StoreLocation(url: url, partitions: partitions(url: url, request: request)) : nil
+            request.method == .get ? StoreLocation(url: url, partitions: partitions(url: url, request: request)) : nil
         }
         try? await store.preload(keys: locations.flatMap { $0?.partitions.map(\.key) ?? [] })
         var answers: [(response: HTTPResponse, body: Data, outcome: CacheOutcome)?] = []
         answers.reserveCapacity(requests.count)
         for (request, location) in zip(requests, locations) {
-            guard let location, let (response, body, outcome) = await answerFromStore(for: request, at: location), let body
+            guard let location, Self.answersAlone(request),
+                  let (response, body, outcome) = await answerFromStore(for: request, at: location), let body
             else {
                 answers.append(nil)
                 continue
