@@ -106,7 +106,7 @@ struct StoredAnswersTests {
             for name in names {
                 try await control.script(name, headers: [("Cache-Control", "max-age=300")], body: #"{"n":"\#(name)"}"#)
             }
-            // Across the parts' boundaries, none among the first eight (which are asked first).
+            // Some at the parts' boundaries (a part is at least 64 long), one at the end.
             let unstored: Set<Int> = [10, 66, 67, 140, 199]
             let temporary = try StoreTemporaryDirectory()
             defer { temporary.remove() }
@@ -184,6 +184,44 @@ struct StoredAnswersTests {
             #expect(parts.count == 1 || parts.allSatisfy { $0.count >= 64 }, "\(count): \(parts)")
         }
         #expect(APIClient.readParts(500).count == min(4, 2 * ProcessInfo.processInfo.activeProcessorCount))
+    }
+
+    @Test("fanOutStoredFirst under a middleware that must see every answer: all go through the chain, read ahead once per part")
+    func readAheadWhenNotHandedOut() async throws {
+        try await withSimulator(.init()) { sim in
+            let control = SimControl(sim)
+            let names = (0..<200).map { "seen-\($0)" }
+            for name in names {
+                try await control.script(name, headers: [("Cache-Control", "max-age=300")], body: #"{"n":"\#(name)"}"#)
+            }
+            let temporary = try StoreTemporaryDirectory()
+            defer { temporary.remove() }
+            do {
+                let database = try cacheDatabase(in: temporary.url)
+                defer { try? database.close() }
+                let store = SQLiteCacheStore(writer: database)
+                let client = APIClient(baseURL: sim.baseURL, transport: liveTransport, middlewares: [CacheMiddleware(store: store)])
+                for name in names { _ = try await client.send(Self.endpoint(name)) }
+                try await store.flush()
+            }
+            let (database, lookups) = try countingLookups(in: temporary.url)
+            defer { try? database.close() }
+            let seen = Counting()
+            let client = APIClient(baseURL: sim.baseURL, transport: liveTransport,
+                                   middlewares: [seen, CacheMiddleware(store: SQLiteCacheStore(writer: database))])
+            let before = try await control.stats().requests
+
+            var offsets: [Int] = []
+            await client.fanOutStoredFirst(names.map(Self.endpoint), maxConcurrent: 4) { done in
+                #expect((try? done.result.get())?.cache == .hit)
+                offsets.append(done.offset)
+            }
+
+            #expect(offsets.sorted() == Array(0..<200))
+            #expect(seen.count == 200, "every answer went through the middleware")
+            #expect(try await control.stats().requests == before, "all were stored")
+            #expect(lookups.total == APIClient.readParts(names.count).count, "one read per part, none per request")
+        }
     }
 
     @Test("fanOutStoredFirst on a store holding only a later one: it comes first, the rest are sent")
