@@ -15,6 +15,35 @@ struct StoredAnswersTests {
         Endpoint(path: ["scripted", name]) { data, _ in String(decoding: data, as: UTF8.self) }
     }
 
+    /// Scripts `names` on the simulator: each fresh for five minutes, its body naming it.
+    static func script(_ names: [String], on control: SimControl) async throws {
+        for name in names {
+            try await control.script(name, headers: [("Cache-Control", "max-age=300")], body: #"{"n":"\#(name)"}"#)
+        }
+    }
+
+    /// A cache database in `directory` holding the answers to `names`, fetched from `baseURL`
+    /// through a cache over it, flushed and closed.
+    static func store(_ names: [String], in directory: URL, from baseURL: URL) async throws {
+        let database = try cacheDatabase(in: directory)
+        defer { try? database.close() }
+        let store = SQLiteCacheStore(writer: database)
+        let client = APIClient(baseURL: baseURL, transport: liveTransport, middlewares: [CacheMiddleware(store: store)])
+        for name in names { _ = try await client.send(Self.endpoint(name)) }
+        try await store.flush()
+    }
+
+    /// The offsets `client.fanOutStoredFirst` hands over for `names`, in that order, each answer
+    /// expected to come as `outcome`.
+    static func fanOutStoredFirst(_ names: [String], through client: APIClient, each outcome: CacheOutcome) async -> [Int] {
+        var offsets: [Int] = []
+        await client.fanOutStoredFirst(names.map(endpoint), maxConcurrent: 4) { done in
+            #expect((try? done.result.get())?.cache == outcome)
+            offsets.append(done.offset)
+        }
+        return offsets
+    }
+
     @Test("Fresh successful answers come from the store; stale, absent and failed ones are left to send")
     func freshOnly() async throws {
         try await withSimulator(.init()) { sim in
@@ -75,9 +104,7 @@ struct StoredAnswersTests {
         try await withSimulator(.init()) { sim in
             let control = SimControl(sim)
             let names = (0..<6).map { "item-\($0)" }
-            for name in names {
-                try await control.script(name, headers: [("Cache-Control", "max-age=300")], body: #"{"n":"\#(name)"}"#)
-            }
+            try await Self.script(names, on: control)
             let client = APIClient(baseURL: sim.baseURL, transport: liveTransport,
                                    middlewares: [RetryMiddleware(), CacheMiddleware(store: MemoryCacheStore())])
             for name in names where name != "item-1" && name != "item-4" { _ = try await client.send(Self.endpoint(name)) }
@@ -103,23 +130,13 @@ struct StoredAnswersTests {
         try await withSimulator(.init()) { sim in
             let control = SimControl(sim)
             let names = (0..<200).map { "part-\($0)" }
-            for name in names {
-                try await control.script(name, headers: [("Cache-Control", "max-age=300")], body: #"{"n":"\#(name)"}"#)
-            }
+            try await Self.script(names, on: control)
             // Some at the parts' boundaries (a part is at least 64 long), one at the end.
             let unstored: Set<Int> = [10, 66, 67, 140, 199]
             let temporary = try StoreTemporaryDirectory()
             defer { temporary.remove() }
-            do {
-                let database = try cacheDatabase(in: temporary.url)
-                defer { try? database.close() }
-                let store = SQLiteCacheStore(writer: database)
-                let client = APIClient(baseURL: sim.baseURL, transport: liveTransport, middlewares: [CacheMiddleware(store: store)])
-                for (offset, name) in names.enumerated() where !unstored.contains(offset) {
-                    _ = try await client.send(Self.endpoint(name))
-                }
-                try await store.flush()
-            }
+            try await Self.store(names.enumerated().filter { !unstored.contains($0.offset) }.map(\.element),
+                                 in: temporary.url, from: sim.baseURL)
             let (database, lookups) = try countingLookups(in: temporary.url)
             defer { try? database.close() }
             let client = APIClient(baseURL: sim.baseURL, transport: liveTransport,
@@ -150,9 +167,7 @@ struct StoredAnswersTests {
         try await withSimulator(.init()) { sim in
             let control = SimControl(sim)
             let names = (0..<200).map { "cold-\($0)" }
-            for name in names {
-                try await control.script(name, headers: [("Cache-Control", "max-age=300")], body: #"{"n":"\#(name)"}"#)
-            }
+            try await Self.script(names, on: control)
             let temporary = try StoreTemporaryDirectory()
             defer { temporary.remove() }
             try cacheDatabase(in: temporary.url).close()
@@ -162,11 +177,7 @@ struct StoredAnswersTests {
                                    middlewares: [RetryMiddleware(), CacheMiddleware(store: SQLiteCacheStore(writer: database))])
             let before = try await control.stats().requests
 
-            var offsets: [Int] = []
-            await client.fanOutStoredFirst(names.map(Self.endpoint), maxConcurrent: 4) { done in
-                #expect((try? done.result.get())?.cache == .miss)
-                offsets.append(done.offset)
-            }
+            let offsets = await Self.fanOutStoredFirst(names, through: client, each: .miss)
 
             #expect(offsets.sorted() == Array(0..<200))
             #expect(try await control.stats().requests == before + 200)
@@ -191,19 +202,10 @@ struct StoredAnswersTests {
         try await withSimulator(.init()) { sim in
             let control = SimControl(sim)
             let names = (0..<200).map { "seen-\($0)" }
-            for name in names {
-                try await control.script(name, headers: [("Cache-Control", "max-age=300")], body: #"{"n":"\#(name)"}"#)
-            }
+            try await Self.script(names, on: control)
             let temporary = try StoreTemporaryDirectory()
             defer { temporary.remove() }
-            do {
-                let database = try cacheDatabase(in: temporary.url)
-                defer { try? database.close() }
-                let store = SQLiteCacheStore(writer: database)
-                let client = APIClient(baseURL: sim.baseURL, transport: liveTransport, middlewares: [CacheMiddleware(store: store)])
-                for name in names { _ = try await client.send(Self.endpoint(name)) }
-                try await store.flush()
-            }
+            try await Self.store(names, in: temporary.url, from: sim.baseURL)
             let (database, lookups) = try countingLookups(in: temporary.url)
             defer { try? database.close() }
             let seen = Counting()
@@ -211,11 +213,7 @@ struct StoredAnswersTests {
                                    middlewares: [seen, CacheMiddleware(store: SQLiteCacheStore(writer: database))])
             let before = try await control.stats().requests
 
-            var offsets: [Int] = []
-            await client.fanOutStoredFirst(names.map(Self.endpoint), maxConcurrent: 4) { done in
-                #expect((try? done.result.get())?.cache == .hit)
-                offsets.append(done.offset)
-            }
+            let offsets = await Self.fanOutStoredFirst(names, through: client, each: .hit)
 
             #expect(offsets.sorted() == Array(0..<200))
             #expect(seen.count == 200, "every answer went through the middleware")
