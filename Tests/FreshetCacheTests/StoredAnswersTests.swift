@@ -226,15 +226,14 @@ struct StoredAnswersTests {
     func storedLaterFirst() async throws {
         try await withSimulator(.init()) { sim in
             let control = SimControl(sim)
-            for name in ["cold-0", "cold-1", "warm-2"] {
-                try await control.script(name, headers: [("Cache-Control", "max-age=300")], body: "{}")
-            }
+            let names = ["cold-0", "cold-1", "warm-2"]
+            try await Self.script(names, on: control)
             let client = APIClient(baseURL: sim.baseURL, transport: liveTransport,
                                    middlewares: [CacheMiddleware(store: MemoryCacheStore())])
             _ = try await client.send(Self.endpoint("warm-2"))
             let before = try await control.stats().requests
             var seen: [(offset: Int, cache: CacheOutcome?)] = []
-            for await done in client.fanOutStoredFirst(["cold-0", "cold-1", "warm-2"].map(Self.endpoint), maxConcurrent: 1) {
+            for await done in client.fanOutStoredFirst(names.map(Self.endpoint), maxConcurrent: 1) {
                 seen.append((done.offset, (try? done.result.get())?.cache))
             }
             // No first look at the first few decides that the store is cold: the stored one is
