@@ -22,6 +22,8 @@ package struct WriteBehind<Stamp: Comparable & Sendable>: Sendable {
     private var requested = 0
     /// A run is going (or about to start).
     package private(set) var isRunning = false
+    /// A run asked for with ``requestRunSoon()`` waits to start.
+    private var delayedStart = false
     /// Callers waiting for a run that begins after their ticket.
     private var waiters: [(ticket: Int, continuation: CheckedContinuation<Void, Never>)] = []
 
@@ -78,13 +80,31 @@ package struct WriteBehind<Stamp: Comparable & Sendable>: Sendable {
 
     /// Asks for a run, with `waiter` to resume once a run that began after this request has
     /// ended; whether the caller must start the runs (``WriteBehindStore/runWrites()``): none is
-    /// going.
+    /// going, or one asked for with ``requestRunSoon()`` has not started yet (it starts now).
     package mutating func requestRun(waiter: CheckedContinuation<Void, Never>? = nil) -> Bool {
         requested += 1
         if let waiter { waiters.append((requested, waiter)) }
-        guard !isRunning else { return false }
+        guard !isRunning else { return takeDelayedStart() }
         isRunning = true
         return true
+    }
+
+    /// Asks for a run that may wait a little before it starts, so that changes made close
+    /// together are written by one run; whether the caller must start the runs once that wait is
+    /// over (``WriteBehindStore/startRunSoon(after:)``): none is going or about to start.
+    package mutating func requestRunSoon() -> Bool {
+        requested += 1
+        guard !isRunning else { return false }
+        isRunning = true
+        delayedStart = true
+        return true
+    }
+
+    /// Whether a run asked for with ``requestRunSoon()`` is still waiting to start; it no longer
+    /// is (the caller starts the runs). Only the first caller gets `true`.
+    package mutating func takeDelayedStart() -> Bool {
+        defer { delayedStart = false }
+        return delayedStart
     }
 
     /// A run begins: the ticket it serves (every request so far).
@@ -139,6 +159,17 @@ extension WriteBehindStore {
     /// once more).
     package func startRun() {
         if withWriteBehind({ $0.requestRun() }) { startRuns() }
+    }
+
+    /// Asks for a run that starts after `delay` (unless one is going, or a caller asks for a run
+    /// sooner), and returns at once: the changes made during the delay are written by that run,
+    /// in one transaction, instead of each change starting a run of its own.
+    package func startRunSoon(after delay: Duration) {
+        guard withWriteBehind({ $0.requestRunSoon() }) else { return }
+        Task {
+            try? await Task.sleep(for: delay)
+            if withWriteBehind({ $0.takeDelayedStart() }) { await runWrites() }
+        }
     }
 
     /// Asks for a run and returns once a run that began after this call has ended.

@@ -386,6 +386,28 @@ struct TieredStoreTests {
         let stats = try await SQLiteCacheStore(writer: database).stats()
         #expect(stats.entries == 300)
     }
+
+    @Test("Responses saved one at a time while the writer is idle share one transaction; flush does not wait for the gather delay")
+    func gatheredWrites() async throws {
+        let temporary = try StoreTemporaryDirectory()
+        defer { temporary.remove() }
+        let database = try cacheDatabase(in: temporary.url)
+        defer { try? database.close() }
+        // An hour: nothing but flush() can start this writer within the test.
+        let store = SQLiteCacheStore(writer: database, gatherDelay: .seconds(3600))
+        let counter = CommitCounter()
+        database.add(transactionObserver: counter, extent: .observerLifetime)
+        for index in 0..<5 {
+            try await store.save(storeSample(key: "k\(index)", bodySize: 10))
+            // A trip through another connection between saves: a writer started by the save
+            // would have written it alone by now.
+            _ = try await database.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM cache_entry") }
+        }
+        try await store.flush()
+        #expect(counter.commits == 1, "5 responses saved one at a time took \(counter.commits) transactions")
+        let stored = try await database.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM cache_entry") }
+        #expect(stored == 5)
+    }
 }
 
 /// Counts committed transactions.

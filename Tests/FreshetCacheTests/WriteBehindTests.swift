@@ -63,6 +63,40 @@ struct WriteBehindTests {
         #expect(!store.withWriteBehind { $0.isRunning })
     }
 
+    @Test("A run asked for soon starts once: when a caller asks for a run first, or when its wait is over")
+    func runSoon() async throws {
+        let store = HeldStore()
+        store.startRunSoon(after: .seconds(3600))
+        // Asked for again while it waits: still one run to come, not started by this.
+        store.startRunSoon(after: .seconds(3600))
+        #expect(store.withWriteBehind { $0.isRunning })
+        // A caller that waits starts it now instead of an hour from now.
+        let waiting = Task { await store.runNow() }
+        try await Self.until { store.runs.withLock { $0.started } == 1 }
+        store.release()
+        await waiting.value
+        #expect(!store.withWriteBehind { $0.takeDelayedStart() }, "the waiting start was taken by runNow()")
+        #expect(!store.withWriteBehind { $0.isRunning })
+
+        // Nobody asks sooner: the run starts when its wait is over.
+        store.startRunSoon(after: .milliseconds(20))
+        try await Self.until { store.runs.withLock { $0.started } == 2 }
+        store.release()
+        try await Self.until { !store.withWriteBehind { $0.isRunning } }
+        let runs = store.runs.withLock { $0 }
+        #expect(runs.finished == 2)
+        #expect(!runs.overlapped)
+    }
+
+    /// Waits until `condition` holds, checking every 5 ms for at most 30 s.
+    static func until(_ condition: () -> Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(30)
+        while !condition() {
+            try #require(ContinuousClock.now < deadline, "not reached within 30 s")
+            try await Task.sleep(for: .milliseconds(5))
+        }
+    }
+
     @Test("The timer is armed once until it fires; stamps put back keep the later use")
     func timerAndStamps() async throws {
         let store = HeldStore()
