@@ -16,7 +16,9 @@
 //               redirect,retry,ratelimit,coalescing in that order, `none` for APIClient with only
 //               the decompression middleware APIClient.live adds, or `bare` for APIClient alone.
 //   transport   Transports.asyncHTTPClient() alone (diagnostics): the request sent and its body
-//               collected, no APIClient.
+//               collected, no APIClient. With BENCH_RAW_TRANSPORT set, HTTPClientTransport without
+//               the failure classification; with BENCH_HTTP1 set, Freshet's own HTTP1Transport
+//               (the pinned-TLS transport) instead of AsyncHTTPClient.
 //   ahc         AsyncHTTPClient directly, configured exactly like Freshet's shared client
 //               (Transports.sharedHTTPClient: same timeouts, no redirects or decompression, the
 //               same HTTP/1.1 connections per host, Transports.maxConnectionsPerHost), body
@@ -125,7 +127,9 @@ func makeFetch(mode: String, url: String, concurrency: Int, chain: [String]?, ba
         }
     case "transport":
         // Every URL has the same origin (--url's): only the target is cut off per request.
-        let transport: any ClientTransport = ProcessInfo.processInfo.environment["BENCH_RAW_TRANSPORT"] != nil
+        let environment = ProcessInfo.processInfo.environment
+        let transport: any ClientTransport = environment["BENCH_HTTP1"] != nil ? HTTP1Transport()
+            : environment["BENCH_RAW_TRANSPORT"] != nil
             ? HTTPClientTransport(headTimeout: .seconds(30)) : Transports.asyncHTTPClient()
         let origin = OriginOf(url)
         return { url in
