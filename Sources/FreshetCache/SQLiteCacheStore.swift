@@ -52,8 +52,8 @@ public final class SQLiteCacheStore: CacheStore, MemoryLookup, WriteBehindStore 
     /// How long a change that finds the writer idle waits for others before the writer starts
     /// (10 ms by default; ``flush()`` does not wait for it): a fan-out's answers arrive a few at
     /// a time, and a transaction each wrote every b-tree page they touch again (a cold
-    /// `freshet hn --limit 500`: 4,300–4,900 `pwrite`s and 340 ms of CPU without it, 1,400–2,000
-    /// and 270–300 ms with it).
+    /// `freshet hn --limit 500`: 4,300–4,900 `pwrite`s and 290–330 ms of CPU without it,
+    /// 1,800–2,000 and 240–300 ms with it).
     public let gatherDelay: Duration
     private let stampSeconds: Double
 
@@ -349,7 +349,7 @@ public final class SQLiteCacheStore: CacheStore, MemoryLookup, WriteBehindStore 
             change(&state.memory)
             return state.writes.requestRunSoon()
         }
-        if start { startRunSoon(after: gatherDelay) }
+        if start { startDelayedRun(after: gatherDelay) }
     }
 
     // MARK: - WriteBehindStore

@@ -165,7 +165,12 @@ extension WriteBehindStore {
     /// sooner), and returns at once: the changes made during the delay are written by that run,
     /// in one transaction, instead of each change starting a run of its own.
     package func startRunSoon(after delay: Duration) {
-        guard withWriteBehind({ $0.requestRunSoon() }) else { return }
+        if withWriteBehind({ $0.requestRunSoon() }) { startDelayedRun(after: delay) }
+    }
+
+    /// Starts the runs after `delay`, unless a caller started them sooner. Call it when
+    /// ``WriteBehind/requestRunSoon()`` says so.
+    package func startDelayedRun(after delay: Duration) {
         Task {
             try? await Task.sleep(for: delay)
             if withWriteBehind({ $0.takeDelayedStart() }) { await runWrites() }

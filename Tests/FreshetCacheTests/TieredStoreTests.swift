@@ -408,6 +408,22 @@ struct TieredStoreTests {
         let stored = try await database.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM cache_entry") }
         #expect(stored == 5)
     }
+
+    @Test("A saved response reaches the disk by itself once the gather delay is over, with nothing flushed")
+    func gatheredWriteStartsAlone() async throws {
+        let temporary = try StoreTemporaryDirectory()
+        defer { temporary.remove() }
+        let database = try cacheDatabase(in: temporary.url)
+        defer { try? database.close() }
+        // No flush timer within the test: only the gather delay's own start can write the row.
+        let store = SQLiteCacheStore(writer: database, flushInterval: .seconds(3600), gatherDelay: .milliseconds(10))
+        try await store.save(storeSample(key: "alone", bodySize: 10))
+        let deadline = ContinuousClock.now + .seconds(30)
+        while try await database.read({ db in try Int.fetchOne(db, sql: "SELECT count(*) FROM cache_entry") }) != 1 {
+            try #require(ContinuousClock.now < deadline, "the row was not written within 30 s")
+            try await Task.sleep(for: .milliseconds(5))
+        }
+    }
 }
 
 /// Counts committed transactions.
