@@ -17,6 +17,7 @@ let package = Package(
     products: [
         .library(name: "Freshet", targets: ["Freshet"]),
         .library(name: "FreshetTransports", targets: ["FreshetTransports"]),
+        .library(name: "FreshetURLSession", targets: ["FreshetURLSession"]),
         .library(name: "FreshetCache", targets: ["FreshetCache"]),
         .library(name: "FreshetCombine", targets: ["FreshetCombine"]),
         .library(name: "GitHubAPI", targets: ["GitHubAPI"]),
@@ -94,7 +95,6 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "OpenAPIURLSession", package: "swift-openapi-urlsession"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -108,6 +108,16 @@ let package = Package(
                 .product(name: "CompressNIO", package: "compress-nio"),
                 // Forward proxies: `socks5://` proxies for HTTP1Transport's connections.
                 .product(name: "NIOSOCKS", package: "swift-nio-extras"),
+            ]
+        ),
+        // URLSession as a transport, apart: on Linux, FoundationNetworking loads libcurl and some
+        // 30 libraries at every start of a program that links it (~7 ms), used or not.
+        .target(
+            name: "FreshetURLSession",
+            dependencies: [
+                "Freshet", "FreshetTransports",
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "OpenAPIURLSession", package: "swift-openapi-urlsession"),
             ]
         ),
         .target(
@@ -219,6 +229,8 @@ let package = Package(
                 "Freshet", "FreshetTransports", "FreshetCache", "FreshetFeeds", "FreshetTerminal", "FreshetProxy", "FreshetPostgres", "GitHubAPI",
                 "HackerNewsAPI", "DaumSearchAPI",
                 "FreshetSimulator", // the built-in demo (`--demo`, FRESHET_DEMO=1)
+                // `--transport urlsession` where URLSession is the system's; not on Linux (see FreshetURLSession).
+                .target(name: "FreshetURLSession", condition: .when(platforms: [.macOS, .iOS, .tvOS, .watchOS, .visionOS])),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
@@ -297,7 +309,7 @@ let package = Package(
         .testTarget(
             name: "FreshetTests",
             dependencies: [
-                "Freshet", "FreshetTransports", "FreshetSimulator", "FreshetTestSupport",
+                "Freshet", "FreshetTransports", "FreshetURLSession", "FreshetSimulator", "FreshetTestSupport",
                 "GitHubAPI", "HackerNewsAPI", "DaumSearchAPI", "FreshetCache",
                 // Crypto: the upload tests' digests; InMemoryTracing: the tracing middleware's spans;
                 // MetricsTestKit: the metrics middleware's counters (TestMetrics); Prometheus: the

@@ -23,7 +23,7 @@ import Synchronization
 ///
 /// `APIClient.live` puts it into the chain it is given (`decompressing: false` leaves it out);
 /// build a chain with it yourself with `Middlewares.standard(decompression:)`. URLSession decodes
-/// on its own: leave it out in front of ``Transports/urlSession()``.
+/// on its own: leave it out in front of URLSession (`Transports.urlSession()`, FreshetURLSession).
 public struct DecompressionMiddleware: ClientMiddleware, StoredResponseAdapter, ContentDecoder {
     /// The `Accept-Encoding` sent: `gzip, deflate`.
     public static let acceptEncoding = "gzip, deflate"

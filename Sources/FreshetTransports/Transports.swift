@@ -6,7 +6,6 @@ import NIOCore
 import NIOPosix
 import NIOSSL
 import OpenAPIRuntime
-import OpenAPIURLSession
 import Synchronization
 
 /// The live transports Freshet ships with.
@@ -201,18 +200,6 @@ public enum Transports {
         }
     }
 
-    /// URLSession as the transport (Foundation's networking; on Linux, FoundationNetworking).
-    public static func urlSession() -> any ClientTransport {
-        ClassifyingTransport(base: URLSessionTransport())
-    }
-
-    /// The transport selected by name: `"ahc"` (default) or `"urlsession"`.
-    public static func named(_ name: String?) -> any ClientTransport {
-        switch name?.lowercased() {
-        case "urlsession": return urlSession()
-        default: return asyncHTTPClient()
-        }
-    }
 }
 
 /// Wraps a transport and turns its networking errors into `TransportFailure`s.
@@ -296,7 +283,8 @@ extension APIClient {
     /// With `decompressing` (the default), a ``DecompressionMiddleware`` goes into `middlewares`
     /// unless one is there: where the standard chain keeps it, above the first coalescing
     /// middleware, cache (`StoredResponseSource`) or rate-limit middleware, else innermost. Leave
-    /// it off for a transport that decodes on its own (``Transports/urlSession()``).
+    /// it off for a transport that decodes on its own (URLSession: `Transports.urlSession()` in
+    /// FreshetURLSession).
     public static func live(
         baseURL: URL,
         headers: HTTPFields = APIClient.standardHeaders,

@@ -27,6 +27,21 @@ struct CLITests {
         #expect(wrong.stderr.contains("Usage: freshet \(command)"), "\(wrong.stderr)")
     }
 
+    #if os(Linux)
+    @Test("On Linux freshet loads no FoundationNetworking (libcurl and its libraries), and --transport urlsession says why")
+    func noFoundationNetworkingOnLinux() async throws {
+        let binary = try freshet()
+        let libraries = try await runProcess(URL(fileURLWithPath: "/usr/bin/ldd"), [binary.path])
+        #expect(libraries.status == 0)
+        #expect(libraries.stdout.contains("libFoundation.so"), "ldd lists the libraries: \(libraries.stdout)")
+        #expect(!libraries.stdout.contains("libFoundationNetworking") && !libraries.stdout.contains("libcurl"),
+                "\(libraries.stdout)")
+        let result = try await runProcess(binary, ["repo", "apple/swift", "--demo", "--transport", "urlsession"])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("--transport urlsession is not built into freshet on Linux"), "\(result.stderr)")
+    }
+    #endif
+
     @Test func unknownCommandIsAUsageError() async throws {
         let result = try await runProcess(try freshet(), ["frobnicate"])
         #expect(result.status != 0)

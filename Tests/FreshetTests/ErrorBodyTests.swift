@@ -5,6 +5,7 @@ import DaumSearchAPI
 import FreshetSimulator
 import FreshetTestSupport
 import FreshetTransports
+import FreshetURLSession
 import HTTPTypes
 import Testing
 import OpenAPIRuntime

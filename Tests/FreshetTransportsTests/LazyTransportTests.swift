@@ -19,7 +19,6 @@ private func eventLoopThreads() -> Int {
 func defaultTransportStartsTheNetworkStackLazily() async {
     await #expect(processExitsWith: .success) {
         let transport = Transports.asyncHTTPClient()
-        _ = Transports.named("ahc")
         _ = APIClient.live(baseURL: URL(string: "http://127.0.0.1:9")!)
         _ = transport
         guard eventLoopThreads() == 0 else { exit(1) }
