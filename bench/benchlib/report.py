@@ -49,7 +49,8 @@ def headline(hn, tp, feed, warm=None, proxy=None, wire=None) -> list[str]:
     if warm:
         lines.append(f"- Warm runs (no request): `freshet feed` {fmt_ms(warm['feed']['wall'])} = {fmt_x(warm['feed']['ratio'])} "
                      f"and `freshet hn --limit {warm['N']}` {fmt_ms(warm['hn']['wall'])} = {fmt_x(warm['hn']['ratio'])} "
-                     f"`freshet --version` ({fmt_ms(warm['version']['wall'])})"
+                     f"`freshet --version` ({fmt_ms(warm['version']['wall'])}; {fmt_ms(warm['feed']['beyond'])} and "
+                     f"{fmt_ms(warm['hn']['beyond'])} beyond it)"
                      + (f"; `freshet feed` on a {warm['big_store_mib']:.0f} MiB store {fmt_ms(warm['feed-big']['wall'])} = "
                         f"{fmt_x(warm['feed-big']['ratio'])}" if "feed-big" in warm else "") + ".")
     if proxy and "peers" in proxy:
@@ -106,7 +107,7 @@ def targets(hn, tp, feed, warm=None, proxy=None, wire=None) -> list[str]:
             extra = "" if not w["requests"] else f"; the runs made {w['requests']} requests, so they were not warm"
             lines.append(f"- Warm {name} (no request) within {w['target']}× `freshet --version`: "
                          f"{'met' if w['met'] else 'NOT met'} ({fmt_x(w['ratio'])}, per run {fmt_x(w['ratio_min'])}–"
-                         f"{fmt_x(w['ratio_max'])}{extra}).")
+                         f"{fmt_x(w['ratio_max'])}; {fmt_ms(w['beyond'])} beyond `--version`'s {fmt_ms(warm['version']['wall'])}{extra}).")
     if proxy is not None:
         if "peers" in proxy:
             p = proxy["peers"]
