@@ -199,7 +199,6 @@ public enum Transports {
             return asyncHTTPClient(timeout: timeout, trust: trust, proxies: proxies)
         }
     }
-
 }
 
 /// Wraps a transport and turns its networking errors into `TransportFailure`s.
