@@ -418,11 +418,10 @@ struct TieredStoreTests {
         // No flush timer within the test: only the gather delay's own start can write the row.
         let store = SQLiteCacheStore(writer: database, flushInterval: .seconds(3600), gatherDelay: .milliseconds(10))
         try await store.save(storeSample(key: "alone", bodySize: 10))
-        let deadline = ContinuousClock.now + .seconds(30)
-        while try await database.read({ db in try Int.fetchOne(db, sql: "SELECT count(*) FROM cache_entry") }) != 1 {
-            try #require(ContinuousClock.now < deadline, "the row was not written within 30 s")
-            try await Task.sleep(for: .milliseconds(5))
+        let written = try await eventually(within: 30) {
+            try await database.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM cache_entry") } == 1
         }
+        #expect(written, "the row was not written within 30 s")
     }
 }
 

@@ -1,5 +1,6 @@
 import Freshet
 import FreshetCache
+import FreshetTestSupport
 import Synchronization
 import Testing
 
@@ -72,7 +73,8 @@ struct WriteBehindTests {
         #expect(store.withWriteBehind { $0.isRunning })
         // A caller that waits starts it now instead of an hour from now.
         let waiting = Task { await store.runNow() }
-        try await Self.until { store.runs.withLock { $0.started } == 1 }
+        let startedNow = await eventually(within: 30) { store.runs.withLock { $0.started } == 1 }
+        try #require(startedNow, "runNow() did not start the waiting run")
         store.release()
         await waiting.value
         #expect(!store.withWriteBehind { $0.takeDelayedStart() }, "the waiting start was taken by runNow()")
@@ -80,21 +82,14 @@ struct WriteBehindTests {
 
         // Nobody asks sooner: the run starts when its wait is over.
         store.startRunSoon(after: .milliseconds(20))
-        try await Self.until { store.runs.withLock { $0.started } == 2 }
+        let startedLater = await eventually(within: 30) { store.runs.withLock { $0.started } == 2 }
+        try #require(startedLater, "the run did not start when its wait was over")
         store.release()
-        try await Self.until { !store.withWriteBehind { $0.isRunning } }
+        let ended = await eventually(within: 30) { !store.withWriteBehind { $0.isRunning } }
+        #expect(ended)
         let runs = store.runs.withLock { $0 }
         #expect(runs.finished == 2)
         #expect(!runs.overlapped)
-    }
-
-    /// Waits until `condition` holds, checking every 5 ms for at most 30 s.
-    static func until(_ condition: () -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(30)
-        while !condition() {
-            try #require(ContinuousClock.now < deadline, "not reached within 30 s")
-            try await Task.sleep(for: .milliseconds(5))
-        }
     }
 
     @Test("The timer is armed once until it fires; stamps put back keep the later use")
