@@ -91,7 +91,7 @@ package struct WriteBehind<Stamp: Comparable & Sendable>: Sendable {
 
     /// Asks for a run that may wait a little before it starts, so that changes made close
     /// together are written by one run; whether the caller must start the runs once that wait is
-    /// over (``WriteBehindStore/startRunSoon(after:)``): none is going or about to start.
+    /// over (``WriteBehindStore/startDelayedRun(after:)``): none is going or about to start.
     package mutating func requestRunSoon() -> Bool {
         requested += 1
         guard !isRunning else { return false }
@@ -161,15 +161,10 @@ extension WriteBehindStore {
         if withWriteBehind({ $0.requestRun() }) { startRuns() }
     }
 
-    /// Asks for a run that starts after `delay` (unless one is going, or a caller asks for a run
-    /// sooner), and returns at once: the changes made during the delay are written by that run,
-    /// in one transaction, instead of each change starting a run of its own.
-    package func startRunSoon(after delay: Duration) {
-        if withWriteBehind({ $0.requestRunSoon() }) { startDelayedRun(after: delay) }
-    }
-
-    /// Starts the runs after `delay`, unless a caller started them sooner. Call it when
-    /// ``WriteBehind/requestRunSoon()`` says so.
+    /// Starts the runs after `delay`, unless a caller started them sooner: the changes made during
+    /// the delay are written by that run, in one transaction, instead of each change starting a
+    /// run of its own. Call it when ``WriteBehind/requestRunSoon()`` (asked under the store's lock,
+    /// with the change) says so.
     package func startDelayedRun(after delay: Duration) {
         Task {
             try? await Task.sleep(for: delay)

@@ -67,9 +67,11 @@ struct WriteBehindTests {
     @Test("A run asked for soon starts once: when a caller asks for a run first, or when its wait is over")
     func runSoon() async throws {
         let store = HeldStore()
-        store.startRunSoon(after: .seconds(3600))
-        // Asked for again while it waits: still one run to come, not started by this.
-        store.startRunSoon(after: .seconds(3600))
+        // As the SQLite store asks: the request under the lock, the delayed start when it says so.
+        #expect(store.withWriteBehind { $0.requestRunSoon() })
+        store.startDelayedRun(after: .seconds(3600))
+        // Asked for again while it waits: still one run to come, nothing more to start.
+        #expect(!store.withWriteBehind { $0.requestRunSoon() })
         #expect(store.withWriteBehind { $0.isRunning })
         // A caller that waits starts it now instead of an hour from now.
         let waiting = Task { await store.runNow() }
@@ -81,7 +83,8 @@ struct WriteBehindTests {
         #expect(!store.withWriteBehind { $0.isRunning })
 
         // Nobody asks sooner: the run starts when its wait is over.
-        store.startRunSoon(after: .milliseconds(20))
+        #expect(store.withWriteBehind { $0.requestRunSoon() })
+        store.startDelayedRun(after: .milliseconds(20))
         let startedLater = await eventually(within: 30) { store.runs.withLock { $0.started } == 2 }
         try #require(startedLater, "the run did not start when its wait was over")
         store.release()
