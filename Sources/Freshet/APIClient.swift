@@ -81,7 +81,7 @@ public struct APIClient: Sendable {
                 try await chain(request, outbound, requestBase)
             }
             let chainReturned = ContinuousClock.now
-            let data = try await Self.collect(responseBody, limit: maxResponseBytes, url: url)
+            let data = try await Self.collect(responseBody, limit: maxResponseBytes, url: url, report: report)
             try Task.checkCancellation()
             let snapshot = report.snapshot
             let headers = min(snapshot.headersReceived ?? chainReturned, chainReturned)
@@ -442,12 +442,15 @@ public struct APIClient: Sendable {
 
     // MARK: - Response handling
 
-    /// Reads a body up to `limit` bytes; past the limit it stops reading and throws.
-    static func collect(_ body: HTTPBody?, limit: Int, url: URL) async throws -> Data {
+    /// Reads a body up to `limit` bytes; past the limit it stops reading and throws. A body that
+    /// `report` knows whole (``HTTPBody/whole(_:)``) is not read: its bytes are the answer.
+    static func collect(_ body: HTTPBody?, limit: Int, url: URL,
+                        report: ExchangeReport? = ExchangeReport.current) async throws -> Data {
         guard let body else { return Data() }
         if case .known(let length) = body.length, length > limit {
             throw APIError.bodyTooLarge(limit: limit, url: Redaction.redact(url))
         }
+        if let data = report?.wholeData(of: body) { return data }
         var data = Data()
         if case .known(let length) = body.length { data.reserveCapacity(Int(length)) }
         for try await chunk in body {

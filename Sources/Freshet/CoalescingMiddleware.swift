@@ -100,7 +100,7 @@ public struct CoalescingMiddleware: ClientMiddleware, WholeResponseMiddleware {
         if let shared = output.report, let cache = shared.cache, let report = ExchangeReport.current {
             report.recordCache(cache, staleReason: shared.staleReason)
         }
-        return (output.response, request.method == .head ? nil : HTTPBody(output.body))
+        return (output.response, request.method == .head ? nil : .whole(output.body))
     }
 
     /// The fields that can change the answer, in the request's order: one pass over its fields

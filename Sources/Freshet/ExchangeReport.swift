@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import OpenAPIRuntime
 import Synchronization
 
 /// What the middlewares of one exchange say about how it went: the typed channel between them and
@@ -54,9 +55,27 @@ public final class ExchangeReport: Sendable {
     }
 
     private let state = Mutex(Snapshot())
+    /// The last body a middleware made of bytes it held whole (``HTTPBody/whole(_:)``), with them.
+    private let whole = Mutex<WholeBody?>(nil)
+
+    private struct WholeBody: Sendable {
+        let body: HTTPBody
+        let data: Data
+    }
 
     /// Creates an empty report.
     public init() {}
+
+    /// Notes that `body` is `data`, whole (``HTTPBody/whole(_:)``), replacing the last such note.
+    package func recordWhole(_ body: HTTPBody, data: Data) {
+        whole.withLock { $0 = WholeBody(body: body, data: data) }
+    }
+
+    /// The bytes of `body` when it is the last body noted as whole in this exchange: a
+    /// collector takes them as they are instead of reading the body chunk by chunk.
+    package func wholeData(of body: HTTPBody) -> Data? {
+        whole.withLock { noted in noted.flatMap { $0.body === body ? $0.data : nil } }
+    }
 
     /// What has been recorded so far.
     public var snapshot: Snapshot { state.withLock { $0 } }

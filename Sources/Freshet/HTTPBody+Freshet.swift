@@ -1,6 +1,18 @@
+import Foundation
 import OpenAPIRuntime
 
 extension HTTPBody {
+    /// A body of `data`, held whole, noted as such in the exchange's report
+    /// (``ExchangeReport/current``): when it is the body the chain hands back (a cache hit, a
+    /// shared answer, a decoded one), ``APIClient`` takes `data` as it is instead of reading it
+    /// again chunk by chunk. A middleware that wraps or replaces it changes nothing: the note
+    /// names this body only.
+    package static func whole(_ data: Data) -> HTTPBody {
+        let body = HTTPBody(data)
+        ExchangeReport.current?.recordWhole(body, data: data)
+        return body
+    }
+
     /// Reads and drops a body so its connection can be reused. Past `limit` bytes it stops and
     /// the connection is abandoned instead. Errors are ignored: the body is being thrown away.
     public static func discard(_ body: HTTPBody?, limit: Int = 1 << 20) async {

@@ -619,17 +619,17 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource, WholeResp
         // the range its `Content-Range` names.
         if response.status.code == 206,
            !keepsPartial || !CachePolicy.isStorablePartial(response.headerFields, bodyCount: data.count) {
-            return (response, HTTPBody(data))
+            return (response, .whole(data))
         }
         if options.rejectsInvalidJSON, let unusable = await Self.unusableBody(data, fields: response.headerFields, url: url,
                                                                                limit: 64 * 1024 * 1024) {
             if let fallback { return await fallback(unusable) }
-            return (response, HTTPBody(data))
+            return (response, .whole(data))
         }
         let entry = entry(response, body: data, request: request, url: url, partition: partition, requestTime: requestTime)
         if let replacing, replacing != partition.key { try? await store.remove(key: replacing) }
         try? await store.save(entry)
-        return (response, HTTPBody(data))
+        return (response, .whole(data))
     }
 
     /// `response` to `request`, with `body`, as it is stored in `partition`.
@@ -700,7 +700,7 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource, WholeResp
         ExchangeReport.current?.recordCache(outcome, staleReason: staleReason)
         var response = Self.response(stored, freshness: freshness)
         for name in Set(passing.map(\.name)) { response.headerFields[values: name] = passing[values: name] }
-        return (response, head ? nil : HTTPBody(stored.body))
+        return (response, head ? nil : .whole(stored.body))
     }
 
     /// The fields of `response` that say how much of a rate limit is left: `X-RateLimit-*` and

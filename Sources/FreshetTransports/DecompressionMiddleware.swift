@@ -64,8 +64,10 @@ public struct DecompressionMiddleware: ClientMiddleware, StoredResponseAdapter, 
         if let kept = decoder.kept, case .known(let count) = responseBody.length, count == Int64(kept.source.count) {
             // The body beneath was read whole already (the cache's check): when its bytes are the
             // ones decoded, the decoding is the answer.
-            let bytes = try await Data(collecting: responseBody, upTo: kept.source.count)
-            let body = bytes == kept.source ? HTTPBody(kept.decoded) : coding.decoding(HTTPBody(bytes))
+            let bytes = if let whole = ExchangeReport.current?.wholeData(of: responseBody) { whole } else {
+                try await Data(collecting: responseBody, upTo: kept.source.count)
+            }
+            let body = bytes == kept.source ? HTTPBody.whole(kept.decoded) : coding.decoding(HTTPBody(bytes))
             return (Self.decodedHead(response), body)
         }
         return (Self.decodedHead(response), coding.decoding(responseBody))

@@ -4,6 +4,7 @@ import FreshetSimulator
 import FreshetTestSupport
 import FreshetTransports
 import HTTPTypes
+import OpenAPIRuntime
 import Testing
 
 @Suite("Middlewares over loopback", .timeLimit(.minutes(2)))
@@ -136,6 +137,27 @@ struct MiddlewareTests {
             #expect(logins == Array(repeating: "octocat", count: 10))
             #expect(gate.arrivals == 1)
             #expect(try await control.log().count == 1)
+        }
+    }
+
+    @Test("A body a middleware holds whole reaches the caller as it is; a body put in its place is read")
+    func wholeBodiesAreNotReadAgain() async throws {
+        // The note names the bytes the caller gets: bytes other than the body's own show that the
+        // body was not read again.
+        let noting = WholeNoting(noted: Data("noted".utf8))
+        try await withSimClient(middlewares: [noting]) { _, client in
+            let value = try await client.value(Endpoint<Data>.raw("users", "octocat"))
+            #expect(value == Data("noted".utf8))
+        }
+        // A middleware outside that puts another body in its place: the note no longer applies.
+        try await withSimClient(middlewares: [Rewrapping(), noting]) { _, client in
+            let value = try await client.value(Endpoint<Data>.raw("users", "octocat"))
+            #expect(String(decoding: value, as: UTF8.self).contains("\"login\""))
+        }
+        // Whole bytes over the caller's limit still fail as too large.
+        try await withSimClient(middlewares: [WholeNoting(noted: nil)], maxResponseBytes: 16) { _, client in
+            let error = await #expect(throws: APIError.self) { _ = try await client.value(Endpoint<Data>.raw("users", "octocat")) }
+            if case .bodyTooLarge = error {} else { Issue.record("not bodyTooLarge: \(String(describing: error))") }
         }
     }
 
@@ -396,6 +418,35 @@ struct MiddlewareTests {
 }
 
 /// Just the `id` of a GitHub event.
+/// Reads the answer's body and hands it on whole (``HTTPBody/whole(_:)``); with `noted`, notes
+/// those bytes in its place.
+private struct WholeNoting: ClientMiddleware {
+    let noted: Data?
+
+    func intercept(
+        _ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String,
+        next: @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?)
+    ) async throws -> (HTTPResponse, HTTPBody?) {
+        let (response, responseBody) = try await next(request, body, baseURL)
+        let data = try await Data(collecting: responseBody ?? HTTPBody(), upTo: 1 << 20)
+        guard let noted else { return (response, .whole(data)) }
+        let whole = HTTPBody(data)
+        ExchangeReport.current?.recordWhole(whole, data: noted)
+        return (response, whole)
+    }
+}
+
+/// Hands on the body beneath in a body of its own.
+private struct Rewrapping: ClientMiddleware {
+    func intercept(
+        _ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String,
+        next: @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?)
+    ) async throws -> (HTTPResponse, HTTPBody?) {
+        let (response, responseBody) = try await next(request, body, baseURL)
+        return (response, responseBody.map { HTTPBody($0, length: $0.length, iterationBehavior: .single) })
+    }
+}
+
 struct IDOnly: Decodable, Sendable {
     let id: String
 }
