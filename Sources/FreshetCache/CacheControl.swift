@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import RawStructuredFieldValues
 import Freshet
+import Synchronization
 
 /// A parsed `Cache-Control` field (RFC 9111 §5.2), request or response.
 ///
@@ -70,11 +71,28 @@ public struct CacheControl: Sendable, Equatable {
     }
 
     private mutating func parse(_ value: String) {
-        var value = value
+        // The value parsed last, when this is a field's first line: a server sends the same
+        // `Cache-Control` on every answer of a resource (each `304` of a revalidation repeats it),
+        // and the directives of a value never change.
+        let first = directives.isEmpty
+        if first, let known = Self.lastParsed.withLock({ $0?.value == value ? $0?.directives : nil }) {
+            directives = known
+            return
+        }
+        var bytes = value
         // Works on the UTF-8 bytes in place (every delimiter is ASCII): a stored response's field
         // is parsed on each revalidation, and a request's on each request.
-        value.withUTF8 { parse(bytes: $0) }
+        bytes.withUTF8 { parse(bytes: $0) }
+        if first, value.utf8.count <= Self.lastParsedLimit {
+            let parsed = directives
+            Self.lastParsed.withLock { $0 = (value, parsed) }
+        }
     }
+
+    /// The last value parsed as a field's first line, and its directives.
+    private static let lastParsed = Mutex<(value: String, directives: [String: String?])?>(nil)
+    /// The longest value kept in ``lastParsed``: a value longer than any server sends is not kept.
+    private static let lastParsedLimit = 256
 
     private mutating func parse(bytes: UnsafeBufferPointer<UInt8>) {
         @inline(__always) func isSpace(_ byte: UInt8) -> Bool { byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }

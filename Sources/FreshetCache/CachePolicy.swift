@@ -21,6 +21,22 @@ struct CachePolicy: Sendable {
     /// proxy credentials fields.
     static let unstoredFields: Set<String> = HTTPField.Name.hopByHop.union(["proxy-authenticate", "proxy-authorization"])
 
+    /// Whether `name` (lowercased) is one of ``unstoredFields``: asked of every field of every
+    /// answer stored or freshened, so the names are compared by length first instead of hashed
+    /// (a test holds the two alike).
+    static func isUnstored(_ name: String) -> Bool {
+        switch name.utf8.count {
+        case 2: name == "te"
+        case 7: name == "trailer" || name == "upgrade"
+        case 10: name == "connection" || name == "keep-alive"
+        case 16: name == "proxy-connection"
+        case 17: name == "transfer-encoding"
+        case 18: name == "proxy-authenticate"
+        case 19: name == "proxy-authorization"
+        default: false
+        }
+    }
+
     // MARK: - Selecting a stored response (§4.1)
 
     /// The variant among `variants` that `request` selects (RFC 9111 §4.1), if any.
@@ -237,11 +253,16 @@ struct CachePolicy: Sendable {
     /// stored fields (its `Date` aside), so this rebuilds nothing; `nil` when a name repeats (the
     /// caller replaces every line of such a name).
     private static func replacedInPlace(_ stored: HTTPFields, with incoming: HTTPFields) -> HTTPFields? {
+        /// Names compared by length first: most pairs differ in it, and a name past 15 bytes is
+        /// not a small string, whose comparison takes a slower path.
+        func same(_ a: HTTPField.Name, _ b: HTTPField.Name) -> Bool {
+            a.canonicalName.utf8.count == b.canonicalName.utf8.count && a == b
+        }
         var headers = stored
         for (position, field) in incoming.enumerated() where field.name != .contentLength {
-            if incoming.prefix(position).contains(where: { $0.name == field.name }) { return nil }
+            if incoming.prefix(position).contains(where: { same($0.name, field.name) }) { return nil }
             var found: HTTPFields.Index?
-            for index in headers.indices where headers[index].name == field.name {
+            for index in headers.indices where same(headers[index].name, field.name) {
                 guard found == nil else { return nil }
                 found = index
             }
@@ -310,8 +331,14 @@ struct CachePolicy: Sendable {
             // inhibit caching); an origin that sets per-user cookies says `private` or
             // `no-cache="Set-Cookie"`, and both are obeyed above.
         }
-        let excluded = named.isEmpty ? unstoredFields : unstoredFields.union(named)
-        // Most answers carry none of them: then the fields are kept as they are, not copied.
+        if named.isEmpty {
+            // Most answers carry none of them: then the fields are kept as they are, not copied.
+            guard fields.contains(where: { isUnstored($0.name.canonicalName) }) else { return fields }
+            var kept = HTTPFields()
+            for field in fields where !isUnstored(field.name.canonicalName) { kept.append(field) }
+            return kept
+        }
+        let excluded = unstoredFields.union(named)
         guard fields.contains(where: { excluded.contains($0.name.canonicalName) }) else { return fields }
         var kept = HTTPFields()
         for field in fields where !excluded.contains(field.name.canonicalName) { kept.append(field) }

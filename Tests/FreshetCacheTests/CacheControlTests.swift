@@ -33,6 +33,25 @@ struct CacheControlTests {
         #expect(control.noCache)
     }
 
+    @Test("A value parsed again, after others and as a later line, reads as it did the first time")
+    func valuesParsedAgain() {
+        // The last value parsed is kept for the next field that repeats it; these alternate, and
+        // a kept value seen as a second line must still add to the first line's directives.
+        let bare: String?? = .some(nil)
+        for _ in 0..<3 {
+            #expect(CacheControl(parsing: "public, max-age=600").directives == ["public": bare, "max-age": "600"])
+            #expect(CacheControl(parsing: "no-store").directives == ["no-store": bare])
+        }
+        var fields = HTTPFields()
+        fields.append(HTTPField(name: .cacheControl, value: "max-age=5"))
+        fields.append(HTTPField(name: .cacheControl, value: "no-store"))
+        #expect(CacheControl(fields).directives == ["max-age": "5", "no-store": bare])
+        var repeated = HTTPFields()
+        repeated.append(HTTPField(name: .cacheControl, value: "no-store"))
+        repeated.append(HTTPField(name: .cacheControl, value: "max-age=5"))
+        #expect(CacheControl(repeated).directives == ["max-age": "5", "no-store": bare])
+    }
+
     @Test("Invalid numbers count as 0 (stale)", arguments: ["-1", "1.5", "abc", "", "1e3", " "])
     func invalidNumbers(value: String) {
         #expect(CacheControl(parsing: "max-age=\(value)").maxAge == 0)

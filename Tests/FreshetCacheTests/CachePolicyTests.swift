@@ -137,6 +137,16 @@ struct CachePolicyTests {
                 "\(status) \(response) to \(request) in \(mode)")
     }
 
+    @Test("The names never stored are told apart by length first: the same set as unstoredFields")
+    func unstoredNames() {
+        for name in CachePolicy.unstoredFields { #expect(CachePolicy.isUnstored(name), "\(name)") }
+        for name in ["t", "tf", "trailers", "upgrades", "connectio", "connection-x", "keep_alive", "proxy-connectior",
+                     "transfer-encodinG", "proxy-authenticat", "proxy-authorizatio", "content-type", "date", "etag",
+                     "x-ratelimit-remaining", "proxy-authorization2", ""] {
+            #expect(!CachePolicy.isUnstored(name), "\(name)")
+        }
+    }
+
     @Test("Stored fields: no hop-by-hop field, none that Connection lists, none no-cache or (shared) private names")
     func storedFields() {
         let fields = Self.fields([
