@@ -107,15 +107,17 @@ struct ProxyDelivery: Sendable {
     /// Whether the lowercase field name `name` is one of theirs (compared, not hashed: it is asked
     /// of every field of every answer forwarded).
     static func isLinkField(_ name: String) -> Bool {
-        switch name {
-        case "link", "location", "content-location": return true
-        default: return false
+        switch name.utf8.count {
+        case 4: name == "link"
+        case 8: name == "location"
+        case 16: name == "content-location"
+        default: false
         }
     }
 
     private func mentionsOrigin(_ fields: HTTPFields) -> Bool {
         guard publicBase != nil || authority?.isEmpty == false else { return false }
-        for field in fields where Self.linkFields.contains(field.name) {
+        for field in fields where Self.isLinkField(field.name.canonicalName) {
             if field.value.contains(originPrefix) { return true }
         }
         return false

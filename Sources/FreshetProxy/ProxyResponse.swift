@@ -76,10 +76,16 @@ enum ProxyHeaders {
     /// field, or `Host`.
     static func isHopByHop(_ name: String) -> Bool {
         // Asked of every field of every answer and forwarded request: the names are short and few,
-        // so comparing them costs less than hashing into `hopByHop` (a test holds the two alike).
-        switch name {
-        case "connection", "keep-alive", "te", "trailer", "transfer-encoding", "upgrade", "host": return true
-        default: return name.utf8.first == UInt8(ascii: "p") && name.hasPrefix("proxy-")
+        // so comparing them (by length first) costs less than hashing into `hopByHop` (a test
+        // holds the two alike). No hop-by-hop name but `proxy-*` starts with `p`.
+        if name.utf8.first == UInt8(ascii: "p") { return name.hasPrefix("proxy-") }
+        switch name.utf8.count {
+        case 2: return name == "te"
+        case 4: return name == "host"
+        case 7: return name == "trailer" || name == "upgrade"
+        case 10: return name == "connection" || name == "keep-alive"
+        case 17: return name == "transfer-encoding"
+        default: return false
         }
     }
 }
