@@ -97,10 +97,12 @@ package final class VersionedMemo<Value: Sendable>: Sendable {
     }
 
     /// Runs `body` on the value for `stored`, in place, under the memo's lock: the memo's value
-    /// when it was made from this version of `stored`, else the one `make()` returns (with the
+    /// when it was made from this version of `stored`, else the one `make` returns (with the
     /// bytes it counts for against ``capacityBytes``), which is kept with what `body` did to it.
+    /// `make` is handed the value of another version of the same stored response, when the memo
+    /// holds one (a revalidated response's value, to be made again from what did not change).
     @inlinable
-    package func withValue<Result: Sendable>(for stored: CachedResponse, make: () -> (value: Value, bytes: Int),
+    package func withValue<Result: Sendable>(for stored: CachedResponse, make: (Value?) -> (value: Value, bytes: Int),
                                              _ body: (inout Value) -> Result) -> Result {
         let key = Key(key: stored.key, variant: stored.variant)
         let version = stored.version
@@ -110,7 +112,7 @@ package final class VersionedMemo<Value: Sendable>: Sendable {
             if let index, table.slots.values[index].version == version {
                 return body(&table.slots.values[index].value)
             }
-            let made = make()
+            let made = make(index.map { table.slots.values[$0].value })
             var slot = Slot(version: version, value: made.value, bytes: made.bytes)
             let result = body(&slot.value)
             // Another version of the same response (revalidated, replaced) is replaced where it

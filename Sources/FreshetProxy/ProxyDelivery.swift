@@ -5,6 +5,7 @@ import FreshetCache
 import FreshetTransports
 import HTTPTypes
 import NIOCore
+import NIOFoundationCompat
 import OpenAPIRuntime
 
 /// What one client is sent, beyond what the origin or the cache answered: the body decoded when
@@ -146,7 +147,7 @@ struct ProxyDelivery: Sendable {
 
     /// `data` decoded, or `nil` when it is not a gzip stream or decodes to more than `limit` bytes.
     static func gunzip(_ data: Data, limit: Int) -> Data? {
-        var buffer = ByteBuffer(bytes: data)
+        var buffer = ByteBuffer(data: data)
         guard let decoded = try? buffer.decompress(with: .gzip, maxSize: limit) else { return nil }
         return Data(decoded.readableBytesView)
     }

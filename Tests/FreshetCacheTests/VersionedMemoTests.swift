@@ -42,12 +42,26 @@ struct VersionedMemoTests {
     @Test("withValue changes the kept value in place, and makes a new one for a new version")
     func withValueInPlace() {
         let memo = VersionedMemo<Int>(capacity: 8)
-        let first: Int = memo.withValue(for: Self.stored("a"), make: { (10, 0) }) { value in value += 1; return value }
-        let second: Int = memo.withValue(for: Self.stored("a"), make: { (100, 0) }) { value in value += 1; return value }
-        let replaced: Int = memo.withValue(for: Self.stored("a", time: 1), make: { (100, 0) }) { value in value }
+        let first: Int = memo.withValue(for: Self.stored("a"), make: { _ in (10, 0) }) { value in value += 1; return value }
+        let second: Int = memo.withValue(for: Self.stored("a"), make: { _ in (100, 0) }) { value in value += 1; return value }
+        let replaced: Int = memo.withValue(for: Self.stored("a", time: 1), make: { _ in (100, 0) }) { value in value }
         #expect(first == 11)
         #expect(second == 12)
         #expect(replaced == 100)
+    }
+
+    @Test("A new version is made from the value of the version before, when the memo holds one")
+    func newVersionSeesTheOld() {
+        let memo = VersionedMemo<Int>(capacity: 8)
+        var seen: [Int?] = []
+        for time in [0.0, 1, 1, 2] {
+            _ = memo.withValue(for: Self.stored("a", time: time), make: { previous in
+                seen.append(previous)
+                return ((previous ?? 0) + 1, 0)
+            }) { $0 }
+        }
+        _ = memo.withValue(for: Self.stored("b"), make: { previous in seen.append(previous); return (7, 0) }) { $0 }
+        #expect(seen == [nil, 1, 2, nil])
     }
 
     @Test("Past its capacity in entries the memo starts over")
@@ -67,15 +81,15 @@ struct VersionedMemoTests {
     @Test("Past its capacity in bytes the memo starts over")
     func byteBoundStartsOver() {
         let memo = VersionedMemo<String>(capacity: 100, capacityBytes: 10)
-        _ = memo.withValue(for: Self.stored("a"), make: { ("a", 6) }) { $0 }
-        _ = memo.withValue(for: Self.stored("b"), make: { ("b", 4) }) { $0 }
+        _ = memo.withValue(for: Self.stored("a"), make: { _ in ("a", 6) }) { $0 }
+        _ = memo.withValue(for: Self.stored("b"), make: { _ in ("b", 4) }) { $0 }
         #expect(memo.count == 2)
-        _ = memo.withValue(for: Self.stored("c"), make: { ("c", 1) }) { $0 }
+        _ = memo.withValue(for: Self.stored("c"), make: { _ in ("c", 1) }) { $0 }
         #expect(memo.count == 1)
         // A replaced entry's bytes are given back: "c" again at 9 bytes fits beside nothing else.
-        _ = memo.withValue(for: Self.stored("c", time: 1), make: { ("c2", 9) }) { $0 }
+        _ = memo.withValue(for: Self.stored("c", time: 1), make: { _ in ("c2", 9) }) { $0 }
         #expect(memo.count == 1)
-        _ = memo.withValue(for: Self.stored("d"), make: { ("d", 1) }) { $0 }
+        _ = memo.withValue(for: Self.stored("d"), make: { _ in ("d", 1) }) { $0 }
         #expect(memo.count == 2)
     }
 }

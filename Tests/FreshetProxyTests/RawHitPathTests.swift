@@ -122,6 +122,29 @@ struct RawHitPathTests {
         }
     }
 
+    @Test("A new version of a stored response keeps the body's copy when its bytes are the same, and only then")
+    func revalidatedVersionsKeepTheirBody() {
+        let prepared = PreparedAnswers()
+        func version(_ second: Double, body: String, date: String) -> CachedResponse {
+            let at = Date(timeIntervalSince1970: 1_800_000_000 + second)
+            return CachedResponse(key: "k", variant: "", url: "https://api.example.com/k", status: 200,
+                                  headers: [.date: date, .eTag: "\"v1\""], body: Data(body.utf8), requestTime: at, responseTime: at)
+        }
+        func address(_ buffer: ByteBuffer) -> UnsafeRawPointer? { buffer.withUnsafeReadableBytes { $0.baseAddress } }
+        let body = String(repeating: "x", count: 4096)
+        let first = prepared.answer(for: version(0, body: body, date: "one"), age: 0, outcome: .hit)
+        // Revalidated: new fields and times, the same bytes (another Data holding them).
+        let second = prepared.answer(for: version(1, body: String(body), date: "two"), age: 0, outcome: .revalidated)
+        #expect(address(second.body) == address(first.body))
+        #expect(second.head.headers["Date"] == ["two"])
+        // The same length, other bytes: a copy of those.
+        let changed = String(repeating: "y", count: 4096)
+        let third = prepared.answer(for: version(2, body: changed, date: "three"), age: 0, outcome: .revalidated)
+        #expect(address(third.body) != address(first.body))
+        #expect(String(buffer: third.body) == changed)
+        #expect(String(buffer: second.body) == body)
+    }
+
     @Test("A stored response's head for clients: no hop-by-hop or listed fields, no Age or X-Cache, its own length, Via")
     func storedHeadForClients() {
         var fields = HTTPFields()

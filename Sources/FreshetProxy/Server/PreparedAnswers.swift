@@ -3,6 +3,7 @@ import Freshet
 import FreshetCache
 import HTTPTypes
 import NIOCore
+import NIOFoundationCompat
 import NIOHTTP1
 
 /// Stored responses as the proxy writes them: the client's head (``storedHead(_:)``) and the
@@ -10,7 +11,8 @@ import NIOHTTP1
 /// and the head with `X-Cache` and `Age` once per second of age — so a hit allocates nothing for
 /// its answer and converts nothing. The head is kept twice: as NIO's head for its encoder, and as
 /// the bytes that encoder would write, for the raw hit path (``RawHitHandler``) that writes below
-/// it.
+/// it. A new version of a response held (each `304` of `--revalidate always` makes one) keeps the
+/// body's copy when its bytes did not change.
 ///
 /// Shared by every connection of a server. Bounded: past ``capacity`` stored responses or
 /// ``capacityBytes`` of bodies it starts over (a `VersionedMemo`, one lock per answer).
@@ -27,10 +29,17 @@ struct PreparedAnswers: Sendable {
     /// One stored response, prepared, and its head for the last age and outcome asked for.
     private struct Entry: Sendable {
         /// The stored head without `Age`, `X-Cache` and `Cache-Status`.
-        var base: HTTPResponseHead
+        var base: Base
         var age: Int
         var outcome: CacheOutcome
         var answer: Ready
+    }
+
+    /// A stored response's head as a client gets it, before `X-Cache`, `Cache-Status` and `Age`
+    /// (``storedHead(_:)``'s rule): its status and lines, as NIO's head takes them.
+    struct Base: Sendable {
+        var status: HTTPResponseStatus
+        var lines: [(String, String)]
     }
 
     static let capacity = 4096
@@ -55,13 +64,17 @@ struct PreparedAnswers: Sendable {
         }
     }
 
-    /// `body` run on the answer for `stored` with `age` and `outcome`, in the memo.
+    /// `body` run on the answer for `stored` with `age` and `outcome`, in the memo. A new version
+    /// of a response the memo holds (revalidated) keeps the body already copied when its bytes
+    /// are the same; its head is made again (from the changed fields it would cost as much).
     private func prepared<Result: Sendable>(_ stored: CachedResponse, age: Int, outcome: CacheOutcome,
                                             _ body: (inout Ready) -> Result) -> Result {
-        memo.withValue(for: stored, make: {
-            let base = Self.storedHead(stored)
+        memo.withValue(for: stored, make: { previous in
+            let base = Self.base(stored)
+            let kept = previous.flatMap { Self.sameBytes($0.answer.body, stored.body) ? $0.answer.body : nil }
+            let bytes = kept ?? ByteBuffer(data: stored.body)
             let entry = Entry(base: base, age: age, outcome: outcome,
-                              answer: Self.ready(base, body: ByteBuffer(bytes: stored.body), age: age, outcome: outcome))
+                              answer: Self.ready(base, body: bytes, age: age, outcome: outcome))
             return (entry, stored.body.count)
         }) { entry in
             if entry.age != age || entry.outcome != outcome {
@@ -73,19 +86,33 @@ struct PreparedAnswers: Sendable {
         }
     }
 
+    /// Whether `buffer` holds `data`'s bytes.
+    private static func sameBytes(_ buffer: ByteBuffer, _ data: Data) -> Bool {
+        buffer.readableBytes == data.count && buffer.withUnsafeReadableBytes { held in
+            data.withUnsafeBytes { stored in
+                held.count == 0 || memcmp(held.baseAddress!, stored.baseAddress!, held.count) == 0
+            }
+        }
+    }
+
     /// The head a client gets for a stored response sent whole
     /// (``ProxyForwarder/MemoryAnswer/stored(_:age:outcome:)``), without `Age` and `X-Cache`,
     /// which change from answer to answer: its forwardable fields
     /// (``ProxyHeaders/forwardable(_:)``'s rule), a `Content-Length` of the stored body where the
-    /// stored one was, and `Via`. Made as NIO's head in one pass: a revalidated response is a new
-    /// version, and its head is made again on every revalidation.
+    /// stored one was, and `Via`.
     static func storedHead(_ stored: CachedResponse) -> HTTPResponseHead {
+        let base = base(stored)
+        return HTTPResponseHead(version: .http1_1, status: base.status, headers: HTTPHeaders(base.lines))
+    }
+
+    /// ``storedHead(_:)``'s lines, made in one pass.
+    static func base(_ stored: CachedResponse) -> Base {
         let connection = stored.headers[values: .connection]
         let listed = connection.isEmpty ? [] : ProxyHeaders.listed(in: connection)
         // Lines made whole into NIO's headers: `HTTPHeaders.add` checks each name byte by byte,
         // and these are `HTTPField.Name`s, valid already.
         var lines: [(String, String)] = []
-        lines.reserveCapacity(stored.headers.count + 2)
+        lines.reserveCapacity(stored.headers.count + 5)
         var length: String? = String(stored.body.count)
         for field in stored.headers {
             let name = field.name.canonicalName
@@ -104,12 +131,17 @@ struct PreparedAnswers: Sendable {
         if let length { lines.append(("Content-Length", length)) }
         lines.append(("Via", ProxyHeaders.via))
         let status = HTTPResponse.Status(code: stored.status)
-        return HTTPResponseHead(version: .http1_1, status: .init(statusCode: status.code, reasonPhrase: status.reasonPhrase),
-                                headers: HTTPHeaders(lines))
+        return Base(status: .init(statusCode: status.code, reasonPhrase: status.reasonPhrase), lines: lines)
     }
 
-    private static func ready(_ base: HTTPResponseHead, body: ByteBuffer, age: Int, outcome: CacheOutcome) -> Ready {
-        Ready(head: head(base, age: age, outcome: outcome), headBytes: nil, body: body)
+    private static func ready(_ base: Base, body: ByteBuffer, age: Int, outcome: CacheOutcome) -> Ready {
+        // One array, whole into NIO's headers: `add` would check each added name byte by byte.
+        var lines = base.lines
+        lines.append(("X-Cache", ProxyHeaders.xCache(outcome)))
+        lines.append(("Cache-Status", ProxyHeaders.cacheStatus(outcome)))
+        lines.append(("Age", String(age)))
+        return Ready(head: HTTPResponseHead(version: .http1_1, status: base.status, headers: HTTPHeaders(lines)),
+                     headBytes: nil, body: body)
     }
 
     /// `head` as NIO's HTTP/1 encoder writes it when its fields already frame the body (a stored
@@ -125,13 +157,5 @@ struct PreparedAnswers: Sendable {
         }
         buffer.writeStaticString("\r\n")
         return buffer
-    }
-
-    private static func head(_ base: HTTPResponseHead, age: Int, outcome: CacheOutcome) -> HTTPResponseHead {
-        var head = base
-        head.headers.add(name: "X-Cache", value: ProxyHeaders.xCache(outcome))
-        head.headers.add(name: "Cache-Status", value: ProxyHeaders.cacheStatus(outcome))
-        head.headers.add(name: "Age", value: String(age))
-        return head
     }
 }

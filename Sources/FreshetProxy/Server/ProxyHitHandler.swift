@@ -5,6 +5,7 @@ import HTTPTypes
 import HummingbirdCore
 import Logging
 import NIOCore
+import NIOFoundationCompat
 import NIOHTTP1
 import NIOHTTPTypes
 import NIOHTTPTypesHTTP1
@@ -148,7 +149,7 @@ final class ProxyHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
         case .response(let response):
             context.write(wrapOutboundOut(.head(response.head)), promise: nil)
             if let complete = response.complete, request.method != .head {
-                context.write(wrapOutboundOut(.body(ByteBuffer(bytes: complete))), promise: nil)
+                context.write(wrapOutboundOut(.body(ByteBuffer(data: complete))), promise: nil)
             }
             return (response.head.status.code, response.outcome)
         }
@@ -509,7 +510,7 @@ final class ProxyHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
         let response = answering.forwarder.passFailure(current.pass, timedOut: timedOut, reason: reason)
         context.write(wrapOutboundOut(.head(response.head)), promise: nil)
         if current.request.method != .head, let complete = response.complete {
-            context.write(wrapOutboundOut(.body(ByteBuffer(bytes: complete))), promise: nil)
+            context.write(wrapOutboundOut(.body(ByteBuffer(data: complete))), promise: nil)
         }
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
         current.answered = response.head.status.code

@@ -6,6 +6,7 @@ import Hummingbird
 import HummingbirdCore
 import Logging
 import NIOCore
+import NIOFoundationCompat
 import OpenAPIRuntime
 import ServiceLifecycle
 import Synchronization
@@ -200,7 +201,7 @@ public struct ProxyServer: Service, Sendable {
         do {
             if let complete = answer.complete, head.method != .head {
                 // Head, body and end in one write.
-                try await writer.write(response: answer.head, body: ResponseBody(byteBuffer: ByteBuffer(bytes: complete)))
+                try await writer.write(response: answer.head, body: ResponseBody(byteBuffer: ByteBuffer(data: complete)))
             } else if let body = answer.body, head.method != .head {
                 var bodyWriter = try await writer.writeHead(answer.head)
                 for try await chunk in body {
