@@ -8,7 +8,7 @@ import HTTPTypes
 
 struct BlogsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "blogs",
+        commandName: "blogs", _superCommandName: "freshet",
         abstract: "Daum blog search (Kakao API); without a query on a terminal, search as you type.",
         discussion: """
             Needs a Kakao REST API key in KAKAO_REST_API_KEY (sent as `Authorization: KakaoAK …`; \

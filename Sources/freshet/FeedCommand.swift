@@ -8,7 +8,7 @@ import GitHubAPI
 
 struct FeedCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "feed",
+        commandName: "feed", _superCommandName: "freshet",
         abstract: "Latest events of a GitHub repository, instantly from disk, then refreshed.",
         discussion: """
             Stored events print at once; the refresh is a conditional request (an unchanged feed \

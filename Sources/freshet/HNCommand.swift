@@ -7,7 +7,8 @@ import HackerNewsAPI
 
 struct HNCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "hn", abstract: "Hacker News stories: top, new, best, ask, show or job; `hn item ID` for a thread.",
+        commandName: "hn", _superCommandName: "freshet",
+        abstract: "Hacker News stories: top, new, best, ask, show or job; `hn item ID` for a thread.",
         discussion: """
             Stories are fetched as the API requires, one request per item, at most --concurrency \
             at a time, and shown in the order asked for. The rank is the story's position in \

@@ -12,7 +12,8 @@ import Synchronization
 
 struct ProxyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "proxy", abstract: "A caching reverse proxy: any HTTP tool gets Freshet's cache.",
+        commandName: "proxy", _superCommandName: "freshet",
+        abstract: "A caching reverse proxy: any HTTP tool gets Freshet's cache.",
         discussion: """
             Forwards every request to --origin through Freshet's RFC 9111 cache (shared mode unless \
             --private), kept in the database under FRESHET_HOME (at most --store-size MiB), with \

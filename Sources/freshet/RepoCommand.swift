@@ -8,7 +8,7 @@ import GitHubAPI
 
 struct RepoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "repo",
+        commandName: "repo", _superCommandName: "freshet",
         abstract: "One GitHub repository.",
         discussion: """
             Description, stars, forks, open issues, language, license, topics, default branch, \

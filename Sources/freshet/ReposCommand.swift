@@ -7,7 +7,7 @@ import GitHubAPI
 
 struct ReposCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "repos",
+        commandName: "repos", _superCommandName: "freshet",
         abstract: "Search GitHub repositories; without a query on a terminal, search as you type.",
         discussion: """
             With QUERY: one search (GitHub search syntax, e.g. "language:swift networking").

@@ -9,7 +9,7 @@ import HTTPTypes
 
 struct UserCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "user",
+        commandName: "user", _superCommandName: "freshet",
         abstract: "A GitHub user's profile.",
         discussion: """
             Name, login, bio, company, location, blog, followers, following, public repositories, \
