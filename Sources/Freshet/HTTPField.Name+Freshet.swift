@@ -25,4 +25,19 @@ extension HTTPField.Name {
     public static let hopByHop: Set<String> = [
         "connection", "keep-alive", "proxy-connection", "te", "trailer", "transfer-encoding", "upgrade",
     ]
+
+    /// Whether `name` (lowercased) is one of ``hopByHop``: asked of every field of every answer a
+    /// cache stores or a proxy forwards, so it compares by length first instead of hashing (tests
+    /// hold it alike to the set, through its callers).
+    @inlinable
+    package static func isHopByHop(_ name: String) -> Bool {
+        switch name.utf8.count {
+        case 2: name == "te"
+        case 7: name == "trailer" || name == "upgrade"
+        case 10: name == "connection" || name == "keep-alive"
+        case 16: name == "proxy-connection"
+        case 17: name == "transfer-encoding"
+        default: false
+        }
+    }
 }

@@ -26,14 +26,9 @@ struct CachePolicy: Sendable {
     /// (a test holds the two alike).
     static func isUnstored(_ name: String) -> Bool {
         switch name.utf8.count {
-        case 2: name == "te"
-        case 7: name == "trailer" || name == "upgrade"
-        case 10: name == "connection" || name == "keep-alive"
-        case 16: name == "proxy-connection"
-        case 17: name == "transfer-encoding"
         case 18: name == "proxy-authenticate"
         case 19: name == "proxy-authorization"
-        default: false
+        default: HTTPField.Name.isHopByHop(name)
         }
     }
 

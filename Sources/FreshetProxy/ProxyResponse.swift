@@ -79,14 +79,7 @@ enum ProxyHeaders {
         // so comparing them (by length first) costs less than hashing into `hopByHop` (a test
         // holds the two alike). No hop-by-hop name but `proxy-*` starts with `p`.
         if name.utf8.first == UInt8(ascii: "p") { return name.hasPrefix("proxy-") }
-        switch name.utf8.count {
-        case 2: return name == "te"
-        case 4: return name == "host"
-        case 7: return name == "trailer" || name == "upgrade"
-        case 10: return name == "connection" || name == "keep-alive"
-        case 17: return name == "transfer-encoding"
-        default: return false
-        }
+        return (name.utf8.count == 4 && name == "host") || HTTPField.Name.isHopByHop(name)
     }
 }
 
