@@ -24,13 +24,18 @@ struct FeedCommand: AsyncParsableCommand {
     @Flag(help: "Keep polling, as often as the API allows (X-Poll-Interval); Ctrl-C to stop.")
     var watch = false
 
-    @Option(help: "How many events to show (1–300).")
-    var limit = 50
+    /// `--limit` as given; ``count`` is the number shown (no declared default: ``OptionDefault``).
+    @Option(help: ArgumentHelp("How many events to show (1–300)." + OptionDefault.note(Self.defaultCount)))
+    var limit: Int?
+
+    static let defaultCount = 50
+    /// How many events to show.
+    private var count: Int { limit ?? Self.defaultCount }
 
     @OptionGroup var common: CommonOptions
 
     func validate() throws {
-        guard (1...FeedStore.maxPerRepository).contains(limit) else {
+        guard (1...FeedStore.maxPerRepository).contains(count) else {
             throw ValidationError("--limit must be between 1 and \(FeedStore.maxPerRepository).")
         }
         if let topSwift, !(1...30).contains(topSwift) {
@@ -62,7 +67,7 @@ struct FeedCommand: AsyncParsableCommand {
         let multi = repositories.count > 1
         let subject = multi ? "the feeds" : "repository \(repositories[0])"
 
-        let stored = await feed.stored(repositories, limit: limit)
+        let stored = await feed.stored(repositories, limit: count)
         let live = Terminal.stdoutIsTTY && !common.json
         var shownLines = 0
         var progressShown = false
@@ -89,12 +94,12 @@ struct FeedCommand: AsyncParsableCommand {
             }
         }
         // Nothing merged (each answer was the page stored last time): the stored events stand.
-        let events = storeChanged ? await feed.stored(repositories, limit: limit) : stored
+        let events = storeChanged ? await feed.stored(repositories, limit: count) : stored
         if events.isEmpty, let (repository, error) = failures.first {
             throw report(error, subject: multi ? "the feed of \(repository)" : subject)
         }
         if common.json {
-            try printJSON(await feed.storedEvents(repositories, limit: limit), encoder: GitHub.encoder)
+            try printJSON(await feed.storedEvents(repositories, limit: count), encoder: GitHub.encoder)
         } else if live, shownLines > 0 {
             if progressShown { FileHandle.standardError.write(Data((ANSI.cursorUp(1) + ANSI.clearLine).utf8)) }
             if events.map(\.id) != stored.map(\.id) {
@@ -112,7 +117,7 @@ struct FeedCommand: AsyncParsableCommand {
         }
         if watch {
             // The polls go on, so say now what failed, as each later poll does.
-            try await FeedWatcher(feed: feed, repositories: repositories, limit: limit, multi: multi, context: context)
+            try await FeedWatcher(feed: feed, repositories: repositories, limit: count, multi: multi, context: context)
                 .run(initial: events, interval: FeedWatcher.interval(pollIntervals),
                      warnings: staleReasons.map { "warning: refresh failed: \($0)" })
             return

@@ -33,26 +33,42 @@ struct HNCommand: AsyncParsableCommand {
             --interval seconds. Ctrl-C ends it (exit 0).
             """)
 
-    @Argument(help: "The list: top, new, best, ask, show or job; or `item` followed by an ID.")
-    var list = "top"
+    // The list, `--limit`, `--sort`, `--concurrency` and `--interval` as given, each beside the
+    // value used: they declare no default (see `OptionDefault`).
+    @Argument(help: ArgumentHelp(
+        "The list: top, new, best, ask, show or job; or `item` followed by an ID." + OptionDefault.note("top"),
+        valueName: "list"))
+    var listArgument: String?
+    var list: String { listArgument ?? "top" }
 
     @Argument(help: "The item ID, after `item`.")
     var id: Int?
 
-    @Option(help: "How many stories (1–500 for top, new, best; 1–200 for ask, show, job).")
-    var limit = 30
+    @Option(name: .customLong("limit"), help: ArgumentHelp(
+        "How many stories (1–500 for top, new, best; 1–200 for ask, show, job)." + OptionDefault.note(30),
+        valueName: "limit"))
+    var limitOption: Int?
+    var limit: Int { limitOption ?? 30 }
 
-    @Option(help: "Order: rank (the list's), score or time (newest first).")
-    var sort = "rank"
+    @Option(name: .customLong("sort"), help: ArgumentHelp(
+        "Order: rank (the list's), score or time (newest first)." + OptionDefault.note("rank"), valueName: "sort"))
+    var sortOption: String?
+    var sort: String { sortOption ?? "rank" }
 
-    @Option(help: "How many item requests in flight at once (1–100).")
-    var concurrency = StoryLoader.defaultConcurrency
+    @Option(name: .customLong("concurrency"), help: ArgumentHelp(
+        "How many item requests in flight at once (1–100)." + OptionDefault.note(StoryLoader.defaultConcurrency),
+        valueName: "concurrency"))
+    var concurrencyOption: Int?
+    var concurrency: Int { concurrencyOption ?? StoryLoader.defaultConcurrency }
 
     @Flag(help: "Follow the list live, as it changes, until Ctrl-C.")
     var live = false
 
-    @Option(help: "With --live: seconds between two polls when the server does not stream (1–3600).")
-    var interval = 30
+    @Option(name: .customLong("interval"), help: ArgumentHelp(
+        "With --live: seconds between two polls when the server does not stream (1–3600)." + OptionDefault.note(30),
+        valueName: "interval"))
+    var intervalOption: Int?
+    var interval: Int { intervalOption ?? 30 }
 
     @OptionGroup var common: CommonOptions
 

@@ -23,8 +23,15 @@ struct CommonOptions: ParsableArguments {
     @Flag(name: .long, help: "Ignore what is fresh in the cache: revalidate with the server now.")
     var refresh = false
 
-    @Option(name: .long, help: "HTTP transport: ahc (AsyncHTTPClient, default; through HTTP_PROXY/HTTPS_PROXY/ALL_PROXY except NO_PROXY) or urlsession (Apple platforms).")
-    var transport: TransportChoice = .ahc
+    /// `--transport` as given; ``transport`` is the one used. Like the other options of `feed`
+    /// and `hn` that a warm run parses, it declares no default value (see ``OptionDefault``).
+    @Option(name: .customLong("transport"), help: ArgumentHelp(
+        "HTTP transport: ahc (AsyncHTTPClient, default; through HTTP_PROXY/HTTPS_PROXY/ALL_PROXY except NO_PROXY) or urlsession (Apple platforms).",
+        valueName: "transport"))
+    var transportOption: TransportChoice?
+
+    /// The HTTP transport: `--transport`, or AsyncHTTPClient.
+    var transport: TransportChoice { transportOption ?? .ahc }
 
     @Flag(name: [.short, .long], help: "Log every HTTP exchange to stderr (FRESHET_LOG=debug|trace for more).")
     var verbose = false
@@ -183,6 +190,24 @@ final class OpenContexts: Sendable {
 enum TransportChoice: String, ExpressibleByArgument, CaseIterable {
     case ahc
     case urlsession
+
+    // What ArgumentParser's defaults for a `CaseIterable` `RawRepresentable` type give, said
+    // directly: its default makes them through generic code at every parse (`reduce(into:)` into
+    // a dictionary, a first-time conformance scan of ~0.5M instructions).
+    static var allValueStrings: [String] { allCases.map(\.rawValue) }
+    static var allValueDescriptions: [String: String] { [:] }
+}
+
+/// Why the options a warm `feed` or `hn` parses declare no default value, and say it in their
+/// help instead: ArgumentParser describes a declared default by casting it to
+/// `CaseIterable & RawRepresentable` and printing it through `String(describing:)`, generic code
+/// whose dynamic casts each read every protocol conformance record of the process the first time
+/// they meet a type (~0.5M instructions each; four for the first `Int`, three for the first
+/// `String`). An optional with no value skips all of it. A warm `feed` ran 53.7M → 51.6M
+/// instructions with its `--limit` and `--transport` so (bench/RESULTS.md, Profiles).
+enum OptionDefault {
+    /// The help text's note of a default, as ArgumentParser writes its own.
+    static func note(_ value: some CustomStringConvertible) -> String { " (default: \(value))" }
 }
 
 /// Exit statuses of the CLI contract (docs/ARCHITECTURE.md §5).

@@ -111,4 +111,33 @@ struct CLITests {
         walk(try #require(dump["command"] as? [String: Any]), "freshet")
         #expect(checked >= 8, "the commands with discussions were found")
     }
+
+    @Test("The options a warm feed or hn parses declare no default for ArgumentParser to describe, and their help still names it",
+          arguments: [
+            ("feed", ["--limit": "(default: 50)"]),
+            ("hn", ["--limit": "(default: 30)", "--sort": "(default: rank)", "--concurrency": "(default: 32)",
+                    "--interval": "(default: 30)", "<list>": "(default: top)"]),
+          ])
+    func warmCommandsDeclareNoDefaults(command: String, defaults: [String: String]) async throws {
+        // ArgumentParser describes a declared default through generic printing and dynamic casts,
+        // each reading every conformance record of the process the first time (OptionDefault).
+        let dump = try await runProcess(try freshet(), [command, "--experimental-dump-help"])
+        #expect(dump.status == 0)
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(dump.stdout.utf8)) as? [String: Any])
+        let arguments = try #require((json["command"] as? [String: Any])?["arguments"] as? [[String: Any]])
+        #expect(arguments.count > 5)
+        for argument in arguments {
+            #expect(argument["defaultValue"] == nil, "`freshet \(command)` declares a default: \(argument)")
+        }
+        let help = try await runProcess(try freshet(), [command, "--help"])
+        let lines = help.stdout.components(separatedBy: "\n")
+        for (name, note) in defaults {
+            // The option's help may wrap: its note is on its line or the next two.
+            let start = try #require(lines.firstIndex { $0.hasPrefix("  \(name) ") }, "\(help.stdout)")
+            let text = lines[start..<min(start + 3, lines.count)].joined(separator: " ")
+            #expect(text.contains(note), "`freshet \(command) --help` on \(name): \(text)")
+        }
+        let words = help.stdout.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        #expect(words.contains("(values: ahc, urlsession)"))
+    }
 }
