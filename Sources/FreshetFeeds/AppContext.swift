@@ -49,7 +49,8 @@ public final class AppContext: Sendable {
         self.hackerNewsListLifetime = hackerNewsListLifetime
         self.hackerNewsItemLifetime = hackerNewsItemLifetime
         self.warn = warn
-        database = try AppDatabase(directory: configuration.home, warn: warn)
+        // A command opens it, answers and exits: one connection (AppDatabase.Access.serial).
+        database = try AppDatabase(directory: configuration.home, access: .serial, warn: warn)
         cacheStore = SQLiteCacheStore(writer: database.writer)
     }
 

@@ -55,11 +55,28 @@ public final class AppDatabase: Sendable {
         }
     }
 
+    /// How the process uses the file: which GRDB writer ``writer`` is.
+    public enum Access: Sendable {
+        /// One connection for reads and writes (a `DatabaseQueue`): for a command that opens the
+        /// database, answers and exits. A read waits while that connection writes.
+        ///
+        /// Opening it skips what a pool costs at every open: GRDB's check that the write-ahead
+        /// log is not empty (`URL.resourceValues`, which on Linux goes through Foundation's
+        /// `NSURL` and CoreFoundation: ~3.7M instructions, a millisecond, the first time in a
+        /// process) and a connection per reader. A warm `freshet feed` ran 50.8M → 46.0M
+        /// instructions, a warm `freshet hn --limit 500` 203.1M → 195.8M, and the reads it makes side
+        /// by side did not make it slower (bench/RESULTS.md, Profiles).
+        case serial
+        /// Readers beside the writer (a `DatabasePool`), so that reads never wait for writes:
+        /// for a server answering many requests at once, such as `freshet proxy`.
+        case concurrent
+    }
+
     /// The file name of the database inside its directory.
     public static let fileName = "freshet.sqlite"
 
-    /// The `DatabaseWriter` the libraries' stores are given: a `DatabasePool` on the file, or
-    /// the writer given to ``init(writer:schema:)``.
+    /// The `DatabaseWriter` the libraries' stores are given: on the file, a `DatabaseQueue` or a
+    /// `DatabasePool` (``Access``); or the writer given to ``init(writer:schema:)``.
     public let writer: any DatabaseWriter
     /// The database file (`<directory>/freshet.sqlite`); `nil` for a writer given directly.
     public let path: URL?
@@ -96,10 +113,12 @@ public final class AppDatabase: Sendable {
     ///   - directory: Where the database lives, usually ``defaultDirectory(environment:)``.
     ///     Created with mode `0700` when missing.
     ///   - schema: The tables it gets (``Schema/apps`` by default).
+    ///   - access: One connection, or readers beside the writer (``Access``; concurrent by default).
     ///   - warn: Told, in one line, when a corrupt file was moved aside and the store starts empty.
     /// - Throws: the underlying error when the directory cannot be created or the database cannot
     ///   be opened for another reason than corruption (e.g. permissions), or when a migration fails.
-    public init(directory: URL, schema: Schema = .apps, warn: @Sendable (String) -> Void = { _ in }) throws {
+    public init(directory: URL, schema: Schema = .apps, access: Access = .concurrent,
+                warn: @Sendable (String) -> Void = { _ in }) throws {
         let directory = directory.standardizedFileURL
         let path = directory.appendingPathComponent(Self.fileName, isDirectory: false)
         self.directory = directory
@@ -117,11 +136,11 @@ public final class AppDatabase: Sendable {
         let checkpoints = CheckpointRecorder(stamp: CheckStamp(path: path))
         self.checkpoints = checkpoints
         do {
-            writer = try Self.open(path: path, migrator: migrator, checkpoints: checkpoints)
+            writer = try Self.open(path: path, access: access, migrator: migrator, checkpoints: checkpoints)
         } catch let failure as CorruptDatabase {
             let aside = try Self.moveAside(path)
             warn("freshet: the database \(path.path) is not usable (\(failure.reason)); it was moved aside to \(aside.path); starting with an empty store")
-            writer = try Self.open(path: path, migrator: migrator, checkpoints: checkpoints)
+            writer = try Self.open(path: path, access: access, migrator: migrator, checkpoints: checkpoints)
         }
     }
 
@@ -198,43 +217,55 @@ public final class AppDatabase: Sendable {
         _ = chmod(directory.path, 0o700)
     }
 
-    /// Opens the pool, checks the file, runs the migrations and tightens file modes. Throws
+    /// Opens the writer, checks the file, runs the migrations and tightens file modes. Throws
     /// ``CorruptDatabase`` when the file is not a usable SQLite database.
-    private static func open(path: URL, migrator: DatabaseMigrator, checkpoints: CheckpointRecorder) throws -> DatabasePool {
+    private static func open(path: URL, access: Access, migrator: DatabaseMigrator,
+                             checkpoints: CheckpointRecorder) throws -> any DatabaseWriter {
         try prepareFile(path)
         var configuration = Configuration()
         configuration.busyMode = .timeout(5)
         configuration.foreignKeysEnabled = true
         configuration.label = "freshet"
         configuration.prepareDatabase { db in
+            if access == .serial {
+                // What GRDB does for a pool's writer, but for its check of the log, which only a
+                // pool's readers need. The mode is the file's: a no-op once the file has it.
+                let mode = try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL")
+                guard mode == "wal" else {
+                    throw DatabaseError(message: "could not turn on the write-ahead log: journal mode \(mode ?? "none")")
+                }
+            }
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
             _ = freshet_sqlite3_keep_log_on_close(db.sqliteConnection)
             checkpoints.install(on: db)
         }
 
-        let pool: DatabasePool
+        let writer: any DatabaseWriter
         do {
-            pool = try DatabasePool(path: path.path, configuration: configuration)
+            switch access {
+            case .serial: writer = try DatabaseQueue(path: path.path, configuration: configuration)
+            case .concurrent: writer = try DatabasePool(path: path.path, configuration: configuration)
+            }
         } catch {
             throw CorruptDatabase(error) ?? error
         }
         do {
             let checked = checkpoints.stamp.matchesFile()
             if !checked {
-                let problems = try pool.read { db in try String.fetchAll(db, sql: "PRAGMA quick_check") }
+                let problems = try writer.read { db in try String.fetchAll(db, sql: "PRAGMA quick_check") }
                 if problems != ["ok"] {
                     throw CorruptDatabase(reason: "quick_check: " + problems.prefix(3).joined(separator: "; "))
                 }
             }
             checkpoints.fileIsChecked()
-            try migrator.migrate(pool)
+            try migrator.migrate(writer)
             // Migrations wrote, so the WAL and shared-memory files exist now. SQLite creates them
             // with the database file's mode; make sure, in case they predate this code.
             for file in companionPaths(of: path) { tighten(file) }
             if !checked { checkpoints.stamp.record() }
-            return pool
+            return writer
         } catch {
-            try? pool.close()
+            try? writer.close()
             throw CorruptDatabase(error) ?? error
         }
     }
@@ -343,7 +374,7 @@ private final class CheckpointRecorder: Sendable {
         if checked.load(ordering: .acquiring) { stamp.record() }
     }
 
-    /// Installs the hook on `db`'s connection. The pool's configuration, which holds `self`,
+    /// Installs the hook on `db`'s connection. The writer's configuration, which holds `self`,
     /// outlives every connection, so the hook's unretained pointer stays valid.
     func install(on db: Database) {
         sqlite3_wal_hook(db.sqliteConnection, { context, connection, name, pages in

@@ -145,7 +145,8 @@ struct AppDatabaseTests {
 
     // MARK: Damaged files
 
-    @Test func randomBytesAreMovedAsideAndTheStoreStartsEmpty() async throws {
+    @Test(arguments: [AppDatabase.Access.serial, .concurrent])
+    func randomBytesAreMovedAsideAndTheStoreStartsEmpty(access: AppDatabase.Access) async throws {
         let temporary = try StoreTemporaryDirectory()
         defer { temporary.remove() }
         var generator = SystemRandomNumberGenerator()
@@ -153,7 +154,7 @@ struct AppDatabaseTests {
         try garbage.write(to: temporary.url.appendingPathComponent("freshet.sqlite"))
 
         let warnings = Warnings()
-        let database = try AppDatabase(directory: temporary.url, warn: warnings.sink)
+        let database = try AppDatabase(directory: temporary.url, access: access, warn: warnings.sink)
         defer { try? database.close() }
 
         #expect(warnings.all.count == 1)
@@ -171,8 +172,8 @@ struct AppDatabaseTests {
         #expect(try await store.variants(forKey: "k").count == 1)
     }
 
-    @Test(arguments: [50, 20_000])
-    func truncatedFileNeverCrashes(keepBytes: Int) async throws {
+    @Test(arguments: [50, 20_000], [AppDatabase.Access.serial, .concurrent])
+    func truncatedFileNeverCrashes(keepBytes: Int, access: AppDatabase.Access) async throws {
         let temporary = try StoreTemporaryDirectory()
         defer { temporary.remove() }
         try await makeFilledDatabase(in: temporary.url)
@@ -182,7 +183,7 @@ struct AppDatabaseTests {
         try handle.close()
 
         let warnings = Warnings()
-        let database = try AppDatabase(directory: temporary.url, warn: warnings.sink)
+        let database = try AppDatabase(directory: temporary.url, access: access, warn: warnings.sink)
         defer { try? database.close() }
 
         #expect(warnings.all.count == 1)
@@ -193,7 +194,8 @@ struct AppDatabaseTests {
         #expect(try await store.stats().entries == 1)
     }
 
-    @Test func damagedPagesFailQuickCheckAndAreMovedAside() async throws {
+    @Test(arguments: [AppDatabase.Access.serial, .concurrent])
+    func damagedPagesFailQuickCheckAndAreMovedAside(access: AppDatabase.Access) async throws {
         let temporary = try StoreTemporaryDirectory()
         defer { temporary.remove() }
         try await makeFilledDatabase(in: temporary.url)
@@ -207,7 +209,7 @@ struct AppDatabaseTests {
         try contents.write(to: file)
 
         let warnings = Warnings()
-        let database = try AppDatabase(directory: temporary.url, warn: warnings.sink)
+        let database = try AppDatabase(directory: temporary.url, access: access, warn: warnings.sink)
         defer { try? database.close() }
 
         #expect(warnings.all.count == 1)
@@ -307,6 +309,24 @@ struct AppDatabaseTests {
         let again = try AppDatabase(directory: temporary.url)
         defer { try? again.close() }
         #expect(try await SQLiteCacheStore(writer: again.writer).stats().entries == 200)
+    }
+
+    @Test("Serial access: one connection, a new file still in WAL mode, and a pool beside it sees its writes")
+    func serialAccess() async throws {
+        let temporary = try StoreTemporaryDirectory()
+        defer { temporary.remove() }
+        let serial = try AppDatabase(directory: temporary.url, access: .serial)
+        #expect(serial.writer is DatabaseQueue)
+        #expect(try await serial.writer.read { try String.fetchOne($0, sql: "PRAGMA journal_mode") } == "wal")
+        #expect(try await serial.writer.read { try Int.fetchOne($0, sql: "PRAGMA synchronous") } == 1) // NORMAL
+        let concurrent = try AppDatabase(directory: temporary.url)
+        #expect(concurrent.writer is DatabasePool)
+        let store = SQLiteCacheStore(writer: serial.writer)
+        try await store.save(storeSample(key: "k"))
+        try await store.flush()
+        #expect(try await SQLiteCacheStore(writer: concurrent.writer).variants(forKey: "k").count == 1)
+        try serial.close()
+        try concurrent.close()
     }
 
     @Test func healthyDatabaseGivesNoWarning() async throws {
