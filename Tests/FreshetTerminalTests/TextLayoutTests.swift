@@ -8,9 +8,16 @@ struct TextLayoutTests {
           arguments: [
               ("hello", 5), ("", 0), ("스위프트", 8), ("漢字", 4), ("ｶﾀｶﾅ", 4), ("ＡＢ", 4),
               ("🙂", 2), ("e\u{0301}", 1), ("a\u{200B}b", 2), ("tab\there", 7), ("👍🏽", 2),
+              // Read from the bytes: each length of UTF-8 among ASCII, a skin tone only after its emoji.
+              ("a cut line…", 11), ("é", 1), ("x\u{85}y", 2), ("ab😀c", 5), ("𝒳", 1), ("x👍🏽y", 4),
+              ("a\u{1F3FD}", 3), ("漢a字", 5), ("\u{7F}\u{1B}[0m", 3),
           ])
     func width(text: String, columns: Int) {
         #expect(TextLayout.width(text) == columns, "\(text.unicodeScalars.map { String($0.value, radix: 16) })")
+        // A substring's bytes are read in place, and measure alike.
+        let framed = "<" + text + ">"
+        #expect(TextLayout.width(framed.dropFirst().dropLast()) == columns)
+        #expect(TextLayout.width(framed) == columns + 2)
     }
 
     @Test("Truncation never splits a wide character and ends in …")
@@ -24,6 +31,10 @@ struct TextLayoutTests {
         #expect(TextLayout.truncate("cafe\u{0301}s", to: 5) == "cafe\u{0301}s")
         #expect(TextLayout.truncate("cafe\u{0301}s!", to: 5) == "cafe\u{0301}…")
         #expect(TextLayout.truncate("👍🏽👍🏽👍🏽", to: 5) == "👍🏽👍🏽…")
+        // ASCII before the first other character is cut by bytes, never away from what extends it.
+        #expect(TextLayout.truncate("abc#\u{FE0F}\u{20E3}def", to: 5) == "abc#\u{FE0F}\u{20E3}…")
+        #expect(TextLayout.truncate("abcd\u{FE0F}\u{20E3}ef", to: 5) == "abcd\u{FE0F}\u{20E3}…")
+        #expect(TextLayout.truncate("abcdefgh ü", to: 5) == "abcd…")
         for columns in 1...9 {
             #expect(TextLayout.width(TextLayout.truncate("스위프트 비동기", to: columns)) <= columns)
         }

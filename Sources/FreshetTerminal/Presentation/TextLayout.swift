@@ -6,43 +6,55 @@ import Foundation
 public enum TextLayout {
     /// The number of terminal columns `text` occupies.
     public static func width(_ text: some StringProtocol) -> Int {
-        if let ascii = asciiWidth(text.utf8) { return ascii }
-        return width(scalars: text.unicodeScalars)
+        text.utf8.withContiguousStorageIfAvailable(width(utf8:)) ?? width(scalars: text.unicodeScalars)
     }
 
-    /// The width of ASCII text without looking up character properties (printable characters are
-    /// one column, control characters none); `nil` when the text is not all ASCII.
-    private static func asciiWidth(_ utf8: some Collection<UInt8>) -> Int? {
-        // A native string's bytes are contiguous: a loop over a buffer, not the view's indices
-        // (about a tenth of the instructions, which a page of 500 rows feels).
-        utf8.withContiguousStorageIfAvailable(asciiWidth(bytes:)) ?? asciiWidth(bytes: utf8)
-    }
-
-    private static func asciiWidth(bytes: some Sequence<UInt8>) -> Int? {
+    /// ``width(_:)`` of valid UTF-8: an ASCII byte counted as it is, a scalar beyond ASCII decoded
+    /// from its bytes and measured as ``width(scalars:)`` measures it. Text that is ASCII but for
+    /// one `…` (a cut line) costs a few instructions a byte, not a trip through the string's
+    /// scalar view for every character.
+    static func width(utf8 bytes: UnsafeBufferPointer<UInt8>) -> Int {
         var columns = 0
-        for byte in bytes {
-            guard byte < 0x80 else { return nil }
-            if byte >= 0x20, byte != 0x7F { columns += 1 }
+        var index = 0
+        var previous: Unicode.Scalar?
+        while index < bytes.count {
+            let lead = bytes[index]
+            if lead < 0x80 {
+                if lead >= 0x20, lead != 0x7F { columns += 1 }
+                previous = nil // No ASCII character takes a skin tone.
+                index += 1
+                continue
+            }
+            let length = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : 2
+            guard index + length <= bytes.count else { break }
+            var value = UInt32(lead) & (length == 2 ? 0x1F : length == 3 ? 0x0F : 0x07)
+            for offset in 1..<length { value = value << 6 | UInt32(bytes[index + offset] & 0x3F) }
+            index += length
+            guard let scalar = Unicode.Scalar(value) else { continue }
+            columns += width(of: scalar, after: previous)
+            previous = scalar
         }
         return columns
     }
 
     /// The sum of the scalars' widths, except that a skin-tone modifier after an emoji that takes
     /// one (👍🏽) joins it in its two columns, as terminals draw it.
-    private static func width(scalars: some Sequence<Unicode.Scalar>) -> Int {
+    static func width(scalars: some Sequence<Unicode.Scalar>) -> Int {
         var columns = 0
         var previous: Unicode.Scalar?
         for scalar in scalars {
-            // Emoji_Modifier is exactly the five skin tones U+1F3FB–U+1F3FF: a range test, not a
-            // property lookup for every scalar of every line.
-            if (0x1F3FB...0x1F3FF).contains(scalar.value), previous?.properties.isEmojiModifierBase == true {
-                previous = scalar
-                continue
-            }
-            columns += width(of: scalar)
+            columns += width(of: scalar, after: previous)
             previous = scalar
         }
         return columns
+    }
+
+    /// ``width(of:)``, but 0 for a skin tone after an emoji that takes one.
+    private static func width(of scalar: Unicode.Scalar, after previous: Unicode.Scalar?) -> Int {
+        // Emoji_Modifier is exactly the five skin tones U+1F3FB–U+1F3FF: a range test, not a
+        // property lookup for every scalar of every line.
+        if (0x1F3FB...0x1F3FF).contains(scalar.value), previous?.properties.isEmojiModifierBase == true { return 0 }
+        return width(of: scalar)
     }
 
     /// The columns one scalar occupies: 0 for combining marks, zero-width and control characters,
@@ -75,23 +87,42 @@ public enum TextLayout {
         // No character is wider than its UTF-8 bytes: text of no more bytes than columns fits,
         // unmeasured (every line of a page is asked).
         guard text.utf8.count > columns else { return text }
-        let ascii = asciiWidth(text.utf8)
-        guard (ascii ?? width(scalars: text.unicodeScalars)) > columns else { return text }
-        // Printable ASCII: a byte is a character and a column, so the cut is a prefix of bytes.
-        if let ascii, ascii == text.utf8.count {
-            return String(decoding: text.utf8.prefix(columns - 1), as: UTF8.self) + "…"
+        let measured = width(text)
+        guard measured > columns else { return text }
+        return cut(text, width: measured, to: columns).text
+    }
+
+    /// `text`, `width` columns wide and wider than `columns` (> 0), cut as ``truncate(_:to:)``
+    /// cuts it, with the columns the cut occupies.
+    private static func cut(_ text: String, width: Int, to columns: Int) -> (text: String, width: Int) {
+        // As many columns as bytes: printable ASCII (every other character is narrower than its
+        // bytes), where a byte is a character and a column, so the cut is a prefix of bytes.
+        if width == text.utf8.count {
+            return (String(decoding: text.utf8.prefix(columns - 1), as: UTF8.self) + "…", columns)
         }
-        // The longest prefix of whole characters that leaves a column for the ellipsis.
+        // The longest prefix of whole characters that leaves a column for the ellipsis. A printable
+        // ASCII byte followed by another ASCII byte is a whole character of one column, counted
+        // as a byte; from the first other byte (which may extend the character before it: a
+        // combining mark, a variation selector) characters are measured one by one.
         var used = 0
-        var end = text.startIndex
+        let start = text.utf8.withContiguousStorageIfAvailable { bytes in
+            var index = 0
+            while used < columns - 1, index + 1 < bytes.count, (0x20...0x7E).contains(bytes[index]),
+                  bytes[index + 1] < 0x80 {
+                used += 1
+                index += 1
+            }
+            return index
+        } ?? 0
+        var end = text.utf8.index(text.startIndex, offsetBy: start)
         while end < text.endIndex {
             let next = text.index(after: end)
-            let w = width(scalars: text.unicodeScalars[end..<next])
+            let w = self.width(scalars: text.unicodeScalars[end..<next])
             if used + w > columns - 1 { break }
             used += w
             end = next
         }
-        return String(text[..<end]) + "…"
+        return (String(text[..<end]) + "…", used + 1)
     }
 
     /// `text` truncated and padded with spaces to exactly `columns` columns.
@@ -141,16 +172,14 @@ public enum TextLayout {
             line.reserveCapacity(measured.reduce(2 * count) { $0 + $1 } + 16)
             for (index, cell) in row.enumerated() {
                 if index > 0 { line.append(contentsOf: repeatElement(space, count: 2)) }
-                let (cellWidth, column) = (rowWidths[index], measured[index])
-                if cellWidth > column {
-                    line.append(contentsOf: (index == row.count - 1 && !rightAligned[index]
-                        ? truncate(cell, to: column) : pad(cell, to: column, alignRight: rightAligned[index])).utf8)
-                    continue
-                }
-                // It fits: the cell and spaces, none after the last one unless it aligns right.
-                let fill = index == row.count - 1 && !rightAligned[index] ? 0 : column - cellWidth
+                let column = measured[index]
+                // Too wide: cut (a column of 0 leaves nothing), then laid out as a cell that fits.
+                let (text, textWidth) = rowWidths[index] <= column ? (cell, rowWidths[index])
+                    : column > 0 ? cut(cell, width: rowWidths[index], to: column) : ("", 0)
+                // The cell and spaces, none after the last one unless it aligns right.
+                let fill = index == row.count - 1 && !rightAligned[index] ? 0 : column - textWidth
                 if rightAligned[index] { line.append(contentsOf: repeatElement(space, count: fill)) }
-                line.append(contentsOf: cell.utf8)
+                line.append(contentsOf: text.utf8)
                 if !rightAligned[index] { line.append(contentsOf: repeatElement(space, count: fill)) }
             }
             return String(decoding: line, as: UTF8.self)
