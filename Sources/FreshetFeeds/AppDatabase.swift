@@ -64,8 +64,8 @@ public final class AppDatabase: Sendable {
         /// log is not empty (`URL.resourceValues`, which on Linux goes through Foundation's
         /// `NSURL` and CoreFoundation: ~3.7M instructions, a millisecond, the first time in a
         /// process) and a connection per reader. A warm `freshet feed` ran 50.8M → 46.0M
-        /// instructions, a warm `freshet hn --limit 500` 203.1M → 195.8M, and the reads it makes side
-        /// by side did not make it slower (bench/RESULTS.md, Profiles).
+        /// instructions; a warm `freshet hn --limit 500`, whose parts are now read one after
+        /// another, 203.1M → 195.8M, and it was quicker (bench/RESULTS.md, Profiles).
         case serial
         /// Readers beside the writer (a `DatabasePool`), so that reads never wait for writes:
         /// for a server answering many requests at once, such as `freshet proxy`.

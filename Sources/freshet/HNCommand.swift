@@ -36,24 +36,24 @@ struct HNCommand: AsyncParsableCommand {
     // The list, `--limit`, `--sort`, `--concurrency` and `--interval` as given, each beside the
     // value used: they declare no default (see `OptionDefault`).
     @Argument(help: ArgumentHelp(
-        "The list: top, new, best, ask, show or job; or `item` followed by an ID." + OptionDefault.note("top"),
+        "The list: top, new, best, ask, show or job; or `item` followed by an ID." + OptionDefault.note(Self.defaultList),
         valueName: "list"))
     var listArgument: String?
-    var list: String { listArgument ?? "top" }
+    var list: String { listArgument ?? Self.defaultList }
 
     @Argument(help: "The item ID, after `item`.")
     var id: Int?
 
     @Option(name: .customLong("limit"), help: ArgumentHelp(
-        "How many stories (1–500 for top, new, best; 1–200 for ask, show, job)." + OptionDefault.note(30),
+        "How many stories (1–500 for top, new, best; 1–200 for ask, show, job)." + OptionDefault.note(Self.defaultLimit),
         valueName: "limit"))
     var limitOption: Int?
-    var limit: Int { limitOption ?? 30 }
+    var limit: Int { limitOption ?? Self.defaultLimit }
 
     @Option(name: .customLong("sort"), help: ArgumentHelp(
-        "Order: rank (the list's), score or time (newest first)." + OptionDefault.note("rank"), valueName: "sort"))
+        "Order: rank (the list's), score or time (newest first)." + OptionDefault.note(Self.defaultSort), valueName: "sort"))
     var sortOption: String?
-    var sort: String { sortOption ?? "rank" }
+    var sort: String { sortOption ?? Self.defaultSort }
 
     @Option(name: .customLong("concurrency"), help: ArgumentHelp(
         "How many item requests in flight at once (1–100)." + OptionDefault.note(StoryLoader.defaultConcurrency),
@@ -65,10 +65,15 @@ struct HNCommand: AsyncParsableCommand {
     var live = false
 
     @Option(name: .customLong("interval"), help: ArgumentHelp(
-        "With --live: seconds between two polls when the server does not stream (1–3600)." + OptionDefault.note(30),
+        "With --live: seconds between two polls when the server does not stream (1–3600)." + OptionDefault.note(Self.defaultInterval),
         valueName: "interval"))
     var intervalOption: Int?
-    var interval: Int { intervalOption ?? 30 }
+    var interval: Int { intervalOption ?? Self.defaultInterval }
+
+    static let defaultList = "top"
+    static let defaultLimit = 30
+    static let defaultSort = "rank"
+    static let defaultInterval = 30
 
     @OptionGroup var common: CommonOptions
 

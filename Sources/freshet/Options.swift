@@ -203,7 +203,7 @@ enum TransportChoice: String, ExpressibleByArgument, CaseIterable {
 /// `CaseIterable & RawRepresentable` and printing it through `String(describing:)`, generic code
 /// whose dynamic casts each read every protocol conformance record of the process the first time
 /// they meet a type (~0.5M instructions each; four for the first `Int`, three for the first
-/// `String`). An optional with no value skips all of it. A warm `feed` ran 53.7M → 51.6M
+/// `String`). An optional with no value skips all of it. A warm `feed` ran 53.8M → 50.8M
 /// instructions with its `--limit` and `--transport` so (bench/RESULTS.md, Profiles).
 enum OptionDefault {
     /// The help text's note of a default, as ArgumentParser writes its own.

@@ -13,7 +13,7 @@ public enum TextLayout {
     /// from its bytes and measured as ``width(scalars:)`` measures it. Text that is ASCII but for
     /// one `…` (a cut line) costs a few instructions a byte, not a trip through the string's
     /// scalar view for every character.
-    static func width(utf8 bytes: UnsafeBufferPointer<UInt8>) -> Int {
+    private static func width(utf8 bytes: UnsafeBufferPointer<UInt8>) -> Int {
         var columns = 0
         var index = 0
         var previous: Unicode.Scalar?
@@ -39,7 +39,7 @@ public enum TextLayout {
 
     /// The sum of the scalars' widths, except that a skin-tone modifier after an emoji that takes
     /// one (👍🏽) joins it in its two columns, as terminals draw it.
-    static func width(scalars: some Sequence<Unicode.Scalar>) -> Int {
+    private static func width(scalars: some Sequence<Unicode.Scalar>) -> Int {
         var columns = 0
         var previous: Unicode.Scalar?
         for scalar in scalars {
