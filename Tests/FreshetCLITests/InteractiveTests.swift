@@ -46,16 +46,20 @@ struct TmuxSession: Sendable {
         try await start(environment: cli.baseEnvironment, arguments)
     }
 
-    /// Starts `freshet ARGUMENTS` with `environment` (and a terminal's `TERM`, no colour) only.
-    func start(environment: [String: String], _ arguments: [String]) async throws {
+    /// Starts `freshet ARGUMENTS` with `environment` (and a terminal's `TERM`, no colour unless
+    /// `colour`) only.
+    func start(environment: [String: String], _ arguments: [String], colour: Bool = false) async throws {
         let freshet = try #require(builtProduct("freshet")).path
-        let environment = environment.merging(["NO_COLOR": "1", "TERM": "xterm-256color"]) { _, new in new }
+        var environment = environment
+        environment["TERM"] = "xterm-256color"
+        environment["NO_COLOR"] = colour ? nil : "1"
+        let assignments = environment
             .map { "\($0.key)=\(quote($0.value))" }.sorted().joined(separator: " ")
         let dir = directory.path
         let inner = "echo $$ > \(quote(dir + "/pid")); exec \(quote(freshet)) \(arguments.map(quote).joined(separator: " "))"
         let script = """
             stty -g > \(quote(dir + "/before")); echo BEFORE-UI; \
-            env \(environment) sh -c \(quote(inner)); \
+            env -u NO_COLOR \(assignments) sh -c \(quote(inner)); \
             code=$?; stty -g > \(quote(dir + "/after")); echo "exit=$code"; exec sleep 120
             """
         let tmux = try #require(tmuxPath)
@@ -71,6 +75,11 @@ struct TmuxSession: Sendable {
     /// The visible screen, as text.
     func screen() async throws -> String {
         try await tmux("capture-pane", "-p", "-t", "ui").stdout
+    }
+
+    /// The visible screen with the escape sequences of its cells' attributes (colours, dim).
+    func styledScreen() async throws -> String {
+        try await tmux("capture-pane", "-p", "-e", "-t", "ui").stdout
     }
 
     /// Waits (bounded) until the screen shows `text`.
@@ -204,6 +213,25 @@ struct InteractiveTests {
                 #expect(settings.before == settings.after)
                 #expect(!(try await tmux.screen()).contains("blogs›"))
             }
+        }
+    }
+
+    @Test("Styles on a terminal, none with NO_COLOR or in a pipe", arguments: [true, false])
+    func colourFollowsTheTerminal(colour: Bool) async throws {
+        try await withTmux { tmux in
+            try await tmux.start(environment: ["FRESHET_HOME": tmux.directory.appendingPathComponent("home").path],
+                                 ["hn", "--demo", "--limit", "3"], colour: colour)
+            #expect(try await tmux.waitFor("exit=0"))
+            let screen = try await tmux.styledScreen()
+            // The demo's notice is dim (SGR 2) on a colour terminal.
+            #expect(screen.contains("\u{1B}[2m") == colour, "\(screen)")
+            #expect(screen.contains("\u{1B}[") == colour, "\(screen)")
+        }
+        // In a pipe, never, whatever the environment says.
+        try await withFreshetCLI { cli in
+            let piped = try await cli.run(["hn", "--demo", "--limit", "3"], environment: ["TERM": "xterm-256color"])
+            #expect(piped.status == 0)
+            #expect(!(piped.stdout + piped.stderr).contains("\u{1B}["), "\(piped.stdout)\(piped.stderr)")
         }
     }
 

@@ -47,6 +47,8 @@ public enum Terminal {
     /// colour terminal, plain text everywhere else. Call it once, before anything is drawn.
     public static func configure() {
         Rainbow.enabled = colorEnabled
-        Rainbow.outputTarget = colorEnabled ? .console : .unknown
+        // Disabled, Rainbow never asks for its target: setting one would run its detection (which
+        // reads the whole environment into a dictionary once more) for nothing.
+        if colorEnabled { Rainbow.outputTarget = .console }
     }
 }
