@@ -157,6 +157,8 @@ public enum PercentEncoding {
 
     /// Encodes a query name or value (space as `%20`, `+` as `%2B`).
     public static func encodeComponent(_ text: String) -> String {
+        // Most names, IDs and values need no escape: returned as they are, with nothing copied.
+        if text.utf8.allSatisfy(isUnreserved) { return text }
         var out: [UInt8] = []
         out.reserveCapacity(text.utf8.count)
         for byte in text.utf8 {
@@ -177,7 +179,8 @@ extension Endpoint {
     public func encodedTarget() throws(APIError) -> String {
         var target = ""
         for segment in pathSegments {
-            target += "/" + (try PercentEncoding.encodeSegment(segment))
+            target.append("/")
+            target.append(try PercentEncoding.encodeSegment(segment))
         }
         if target.isEmpty { target = "/" }
         if !query.isEmpty {
