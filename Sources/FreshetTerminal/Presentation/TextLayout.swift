@@ -92,6 +92,13 @@ public enum TextLayout {
         return cut(text, width: measured, to: columns).text
     }
 
+    /// `text`, `width` columns wide, as it is when it fits in `columns`, else cut as
+    /// ``truncate(_:to:)`` cuts it; with the columns the result occupies.
+    private static func fitted(_ text: String, width: Int, to columns: Int) -> (text: String, width: Int) {
+        if width <= columns { return (text, width) }
+        return columns > 0 ? cut(text, width: width, to: columns) : ("", 0)
+    }
+
     /// `text`, `width` columns wide and wider than `columns` (> 0), cut as ``truncate(_:to:)``
     /// cuts it, with the columns the cut occupies.
     private static func cut(_ text: String, width: Int, to columns: Int) -> (text: String, width: Int) {
@@ -127,8 +134,8 @@ public enum TextLayout {
 
     /// `text` truncated and padded with spaces to exactly `columns` columns.
     public static func pad(_ text: String, to columns: Int, alignRight: Bool = false) -> String {
-        let cut = truncate(text, to: columns)
-        let fill = String(repeating: " ", count: max(0, columns - width(cut)))
+        let (cut, cutWidth) = fitted(text, width: width(text), to: columns)
+        let fill = String(repeating: " ", count: max(0, columns - cutWidth))
         return alignRight ? fill + cut : cut + fill
     }
 
@@ -174,8 +181,7 @@ public enum TextLayout {
                 if index > 0 { line.append(contentsOf: repeatElement(space, count: 2)) }
                 let column = measured[index]
                 // Too wide: cut (a column of 0 leaves nothing), then laid out as a cell that fits.
-                let (text, textWidth) = rowWidths[index] <= column ? (cell, rowWidths[index])
-                    : column > 0 ? cut(cell, width: rowWidths[index], to: column) : ("", 0)
+                let (text, textWidth) = fitted(cell, width: rowWidths[index], to: column)
                 // The cell and spaces, none after the last one unless it aligns right.
                 let fill = index == row.count - 1 && !rightAligned[index] ? 0 : column - textWidth
                 if rightAligned[index] { line.append(contentsOf: repeatElement(space, count: fill)) }
