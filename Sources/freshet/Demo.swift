@@ -111,7 +111,7 @@ enum Demo {
                 switch outcome {
                 case .success(let port):
                     if Terminal.stderrIsTTY {
-                        printError("demo: simulated GitHub, Hacker News and Kakao on 127.0.0.1:\(port); nothing leaves this machine".dim)
+                        printError(Terminal.styled("demo: simulated GitHub, Hacker News and Kakao on 127.0.0.1:\(port); nothing leaves this machine", \.dim))
                     }
                     running.store(true, ordering: .relaxed)
                     Self.simulator.withLock { $0 = simulator }

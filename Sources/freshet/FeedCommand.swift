@@ -74,7 +74,7 @@ struct FeedCommand: AsyncParsableCommand {
         if live, !stored.isEmpty {
             shownLines = render(stored, multi: multi)
             if Terminal.stderrIsTTY {
-                printError("refreshing…".dim)
+                printError(Terminal.styled("refreshing…", \.dim))
                 progressShown = true
             }
         }

@@ -53,10 +53,11 @@ struct FeedWatcher {
             let next = Date().addingTimeInterval(TimeInterval(interval))
             if let screen {
                 // Warnings go in the frame: a line on standard error would move the rows under it.
-                let frame = [status(next: next).dim] + warnings.map { TextLayout.truncate($0, to: Terminal.width).yellow } + lines(shown)
+                let frame = [Terminal.styled(status(next: next), \.dim)]
+                    + warnings.map { Terminal.styled(TextLayout.truncate($0, to: Terminal.width), \.yellow) } + lines(shown)
                 screen.update { frame }
             } else {
-                printError(status(next: next).dim)
+                printError(Terminal.styled(status(next: next), \.dim))
             }
             try await Task.sleep(for: .seconds(interval))
             let results = await feed.refresh(repositories, force: true)

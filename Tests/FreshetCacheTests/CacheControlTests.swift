@@ -137,6 +137,17 @@ struct FreshnessTests {
         #expect(Freshness(stored: response, mode: .private, now: t0).lifetime == 600)
     }
 
+    @Test("A field given twice is read as its values joined: the first Age of two counts, as of one list")
+    func repeatedFields() {
+        var headers: HTTPFields = [.date: HTTPDate.format(t0)]
+        headers.append(HTTPField(name: .age, value: "7200"))
+        headers.append(HTTPField(name: .age, value: "0"))
+        #expect(headers.combinedValue(.age) == "7200, 0")
+        #expect(headers.combinedValue(.date) == HTTPDate.format(t0))
+        #expect(headers.combinedValue(.expires) == nil)
+        #expect(Freshness(stored: stored(headers), mode: .private, now: t0).age == 7200)
+    }
+
     @Test("An invalid Expires means already stale (§5.3)")
     func invalidExpires() {
         let response = stored([.expires: "0", .lastModified: HTTPDate.format(t0 - 100_000)])

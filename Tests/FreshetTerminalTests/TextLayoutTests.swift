@@ -35,6 +35,10 @@ struct TextLayoutTests {
         #expect(TextLayout.truncate("abc#\u{FE0F}\u{20E3}def", to: 5) == "abc#\u{FE0F}\u{20E3}…")
         #expect(TextLayout.truncate("abcd\u{FE0F}\u{20E3}ef", to: 5) == "abcd\u{FE0F}\u{20E3}…")
         #expect(TextLayout.truncate("abcdefgh ü", to: 5) == "abcd…")
+        // After it, ASCII is still cut by bytes, and still never away from what extends it.
+        #expect(TextLayout.truncate("é abcdefg", to: 5) == "é ab…")
+        #expect(TextLayout.truncate("ü abce\u{0301}fg", to: 7) == "ü abce\u{0301}…")
+        #expect(TextLayout.truncate("“Quoted” title here", to: 10) == "“Quoted” …")
         for columns in 1...9 {
             #expect(TextLayout.width(TextLayout.truncate("스위프트 비동기", to: columns)) <= columns)
         }

@@ -19,8 +19,13 @@ public enum HNFormat {
         }
         var names = ["#", "score", "title", "site", "by", "age", "comments"]
         var caps: [Int?] = [nil, nil, nil, 22, 15, nil, nil]
+        // Every cell measured once, here: for the room each column needs and for its padding.
+        var cellWidths = rows.map { $0.map(TextLayout.width) }
         func drop(_ column: Int) {
-            for index in rows.indices { rows[index].remove(at: column) }
+            for index in rows.indices {
+                rows[index].remove(at: column)
+                cellWidths[index].remove(at: column)
+            }
             names.remove(at: column)
             caps.remove(at: column)
         }
@@ -28,14 +33,17 @@ public enum HNFormat {
         for column in (0..<names.count).reversed() where names[column] != "title" {
             if rows.allSatisfy({ $0[column].isEmpty }) { drop(column) }
         }
-        if header { rows.insert(names, at: 0) }
+        if header {
+            rows.insert(names, at: 0)
+            cellWidths.insert(names.map(TextLayout.width), at: 0)
+        }
         // On a narrow terminal the site, then the author, then the age make way for the title.
         var titleWidth = 0
         for expendable in ["", "site", "by", "age"] {
             if let column = names.firstIndex(of: expendable) { drop(column) }
             var fixed = 0
             for column in names.indices where names[column] != "title" {
-                let widest = rows.map { TextLayout.width($0[column]) }.max() ?? 0
+                let widest = cellWidths.map { $0[column] }.max() ?? 0
                 fixed += min(widest, caps[column] ?? .max)
             }
             titleWidth = width - fixed - 2 * (names.count - 1)
@@ -43,10 +51,13 @@ public enum HNFormat {
         }
         let titleColumn = names.firstIndex(of: "title") ?? 0
         caps[titleColumn] = max(20, titleWidth)
+        // No line is wider than the columns' room and the gaps: with a title of `titleWidth`,
+        // exactly `width`; only a narrow terminal's title of 20 makes lines to cut.
+        let fits = titleWidth >= 20
         let alignRight: Set<String> = ["#", "score", "age", "comments"]
         let right = Set(names.indices.filter { alignRight.contains(names[$0]) })
-        let lines = TextLayout.columns(rows, widths: caps, alignRight: right).map { line in
-            let line = TextLayout.truncate(line, to: width)
+        let lines = TextLayout.columns(rows, cellWidths: cellWidths, widths: caps, alignRight: right).map { line in
+            let line = fits ? line : TextLayout.truncate(line, to: width)
             // Trailing spaces cut by bytes (`last` and `removeLast()` find characters).
             let utf8 = line.utf8
             var end = utf8.endIndex

@@ -46,9 +46,16 @@ public enum Terminal {
     /// Makes Rainbow, the one way text is styled here, follow ``colorEnabled``: styles on a
     /// colour terminal, plain text everywhere else. Call it once, before anything is drawn.
     public static func configure() {
-        Rainbow.enabled = colorEnabled
-        // Disabled, Rainbow never asks for its target: setting one would run its detection (which
-        // reads the whole environment into a dictionary once more) for nothing.
-        if colorEnabled { Rainbow.outputTarget = .console }
+        // With colour off, Rainbow is never asked: every style is applied under a `color` flag or
+        // through `styled(_:_:)`. Setting it would run its start-up, which reads the whole
+        // environment into a dictionary (some 0.5M instructions of every command's start).
+        guard colorEnabled else { return }
+        Rainbow.enabled = true
+        Rainbow.outputTarget = .console
+    }
+
+    /// `text` in `style` (a Rainbow style: `\.dim`, `\.yellow`) when ``colorEnabled``, else as it is.
+    public static func styled(_ text: String, _ style: KeyPath<String, String>) -> String {
+        colorEnabled ? text[keyPath: style] : text
     }
 }
