@@ -412,8 +412,13 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource, WholeResp
         guard matched.status != 206 || rangeValue != nil,
               let answer = CachePolicy.servable(matched, rangeValue: rangeValue, request: request) else { return nil }
         let policy = self.policy(mode)
-        let freshness = policy.freshness(of: matched, url: url, now: now())
-        switch policy.reuse(matched, freshness: freshness, request: requestControl, overridden: policy.overrides(url)) {
+        // The facts and the caller's lifetime asked once: each is a lookup (the memo's, the
+        // caller's closure) that freshness and reuse asked for again.
+        let facts = policy.facts(of: matched)
+        let override = policy.lifetimeOverride(for: url)
+        let freshness = policy.freshness(of: matched, facts: facts, override: override, now: now())
+        switch policy.reuse(matched, freshness: freshness, request: requestControl, overridden: override != nil,
+                            control: facts.control) {
         case .fresh: return (answer, freshness, .hit)
         case .staleAllowed: return (answer, freshness, .stale)
         case .mustValidate: return (answer, freshness, nil)

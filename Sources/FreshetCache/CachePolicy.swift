@@ -66,10 +66,19 @@ struct CachePolicy: Sendable {
 
     /// - Parameter control: `stored`'s `Cache-Control` directives when they were parsed already.
     func freshness(of stored: CachedResponse, url: URL, now: Date, control: CacheControl? = nil) -> Freshness {
-        let override = options.mode == .private ? options.lifetimeOverride?(url) : nil
-        let facts = facts(of: stored, control: control)
-        return Freshness(lifetime: override ?? facts.lifetime,
-                         age: facts.initialAge + max(0, now.timeIntervalSince(stored.responseTime)))
+        freshness(of: stored, facts: facts(of: stored, control: control), override: lifetimeOverride(for: url), now: now)
+    }
+
+    /// The freshness of `stored`, whose ``facts(of:control:)`` are `facts`, under the lifetime
+    /// `override` (``lifetimeOverride(for:)``) if any.
+    func freshness(of stored: CachedResponse, facts: StoredFacts.Facts, override: Double?, now: Date) -> Freshness {
+        Freshness(lifetime: override ?? facts.lifetime,
+                  age: facts.initialAge + max(0, now.timeIntervalSince(stored.responseTime)))
+    }
+
+    /// The caller's lifetime for `url` (``Options/lifetimeOverride``), which applies in private mode only.
+    func lifetimeOverride(for url: URL) -> Double? {
+        options.mode == .private ? options.lifetimeOverride?(url) : nil
     }
 
     /// `stored` updated by a `304` with `fields` (``updated(_:with:requestTime:responseTime:)``),
@@ -125,13 +134,16 @@ struct CachePolicy: Sendable {
     /// policy replaces the server's reuse directives too (`no-cache`, `must-revalidate`), which
     /// APIs without useful freshness send (Firebase, and so Hacker News, sends `no-cache`).
     func overrides(_ url: URL) -> Bool {
-        options.mode == .private && options.lifetimeOverride?(url) != nil
+        lifetimeOverride(for: url) != nil
     }
 
     /// Whether `stored` may be used without contacting the server.
-    /// - Parameter overridden: the caller's lifetime override applies (see ``overrides(_:)``).
-    func reuse(_ stored: CachedResponse, freshness: Freshness, request: CacheControl, overridden: Bool = false) -> Reuse {
-        let response = storedControl(stored)
+    /// - Parameters:
+    ///   - overridden: the caller's lifetime override applies (see ``overrides(_:)``).
+    ///   - control: `stored`'s directives (``storedControl(_:)``) when they are at hand.
+    func reuse(_ stored: CachedResponse, freshness: Freshness, request: CacheControl, overridden: Bool = false,
+               control: CacheControl? = nil) -> Reuse {
+        let response = control ?? storedControl(stored)
         if (response.noCache && !overridden) || request.noCache { return .mustValidate }
         // `max-age=0` (a reload) always validates, whatever sub-second age the response has.
         if let maxAge = request.maxAge, maxAge == 0 || freshness.age > Double(maxAge) {

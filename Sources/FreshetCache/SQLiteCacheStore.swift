@@ -155,7 +155,10 @@ public final class SQLiteCacheStore: CacheStore, MemoryLookup, WriteBehindStore 
                 : try db.makeStatement(sql: "\(columns) WHERE key IN (\(String(repeating: "?,", count: keys.count - 1))?)")
             var rows: [StoredRow] = []
             // A cursor's row reads each column from the statement: no copy of the row first.
-            let cursor = try Row.fetchCursor(statement, arguments: StatementArguments(keys))
+            // Arguments made from existentials: GRDB's initializer for a sequence of one type
+            // applies a key path to each (~800 instructions a key).
+            let arguments = StatementArguments(keys.map { $0 as (any DatabaseValueConvertible)? })
+            let cursor = try Row.fetchCursor(statement, arguments: arguments)
             while let row = try cursor.next() { rows.append(StoredRow(row)) }
             return rows
         }
@@ -175,11 +178,16 @@ public final class SQLiteCacheStore: CacheStore, MemoryLookup, WriteBehindStore 
         // A key's variants newest first. Sorted here, only when a key has several: SQLite's
         // `ORDER BY stored_at` sorted every row read, blobs and all (~5,000 instructions a row).
         if stamps.count < rows.count { rows.sort { $0.storedAt > $1.storedAt } }
-        var found = Dictionary(grouping: rows.map(\.response), by: \.key)
-        for key in keys {
-            var variants = found[key] ?? []
-            for item in unwritten { item.operation.apply(to: &variants, key: key) }
-            found[key] = variants
+        // Closures, not key paths: a key path as a function is applied through the runtime.
+        var found = Dictionary(grouping: rows.map { $0.response }, by: { $0.key })
+        // With nothing unwritten, what was read is the answer (a missing key reads as none): no
+        // lookup and store of every key (~3,000 instructions a key of a page of 500).
+        if !unwritten.isEmpty {
+            for key in keys {
+                var variants = found[key] ?? []
+                for item in unwritten { item.operation.apply(to: &variants, key: key) }
+                found[key] = variants
+            }
         }
         state.withLock { state in
             // Kept only when no change made since the disk was read can concern the key, and no
