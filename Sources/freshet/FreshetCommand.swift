@@ -26,6 +26,7 @@ struct FreshetCommand: AsyncParsableCommand {
 
     /// Parses and runs the command; usage errors exit 1 (not sysexits' 64), as the CLI contract says.
     static func main() async {
+        Allocator.configure()
         do {
             var command = try parseDirectly(CommandLine.arguments.dropFirst())
             if try await runKnown(command) {
