@@ -306,10 +306,14 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource, WholeResp
         return await answerFromStore(for: request, at: location)
     }
 
-    /// ``answerFromStore(for:baseURL:)`` of a request whose location is known.
-    private func answerFromStore(for request: HTTPRequest, at location: StoreLocation) async -> StoredAnswer? {
+    /// ``answerFromStore(for:baseURL:)`` of a request whose location is known; with `memoized`
+    /// false, the stored response's facts are worked out without keeping them (a batch answers
+    /// each once: keeping 500 of them cost more than working them out).
+    private func answerFromStore(for request: HTTPRequest, at location: StoreLocation, memoized: Bool = true) async
+        -> StoredAnswer?
+    {
         guard let (stored, partition) = await storedVariant(in: location.partitions, request: request),
-              let decision = decide(request, url: location.url, matched: stored, mode: partition.mode)
+              let decision = decide(request, url: location.url, matched: stored, mode: partition.mode, memoized: memoized)
         else { return nil }
         let (response, body) = await serve(decision.answer, freshness: decision.freshness, outcome: decision.outcome,
                                            head: request.method == .head)
@@ -395,10 +399,11 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource, WholeResp
 
     /// How `matched`, kept under `mode`'s rules, answers `request` now, with its freshness and
     /// outcome; `nil` when the request must go to the server.
-    private func decide(_ request: HTTPRequest, url: URL, matched: CachedResponse, mode: CacheMode) -> StoreDecision? {
+    private func decide(_ request: HTTPRequest, url: URL, matched: CachedResponse, mode: CacheMode,
+                        memoized: Bool = true) -> StoreDecision? {
         guard let (answer, freshness, outcome) = assess(
                 matched, mode: mode, request: request, requestControl: CacheControl(request.headerFields), url: url,
-                rangeValue: request.method == .get ? request.headerFields[.range] : nil),
+                rangeValue: request.method == .get ? request.headerFields[.range] : nil, memoized: memoized),
               let outcome else { return nil }
         return StoreDecision(answer: answer, freshness: freshness, outcome: outcome)
     }
@@ -408,13 +413,15 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource, WholeResp
     /// the request allows it, or `nil` when it must be validated first. `nil` altogether when it
     /// cannot answer this request (stored partial content that holds no asked-for range).
     func assess(_ matched: CachedResponse, mode: CacheMode, request: HTTPRequest, requestControl: CacheControl,
-                        url: URL, rangeValue: String?) -> (answer: CachedResponse, freshness: Freshness, outcome: CacheOutcome?)? {
+                url: URL, rangeValue: String?, memoized: Bool = true)
+        -> (answer: CachedResponse, freshness: Freshness, outcome: CacheOutcome?)?
+    {
         guard matched.status != 206 || rangeValue != nil,
               let answer = CachePolicy.servable(matched, rangeValue: rangeValue, request: request) else { return nil }
         let policy = self.policy(mode)
         // The facts and the caller's lifetime asked once: each is a lookup (the memo's, the
         // caller's closure) that freshness and reuse asked for again.
-        let facts = policy.facts(of: matched)
+        let facts = memoized ? policy.facts(of: matched) : policy.computedFacts(of: matched)
         let override = policy.lifetimeOverride(for: url)
         let freshness = policy.freshness(of: matched, facts: facts, override: override, now: now())
         switch policy.reuse(matched, freshness: freshness, request: requestControl, overridden: override != nil,
@@ -464,7 +471,8 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource, WholeResp
         answers.reserveCapacity(requests.count)
         for (request, location) in zip(requests, locations) {
             guard let location, Self.answersAlone(request),
-                  let (response, body, outcome) = await answerFromStore(for: request, at: location), let body
+                  let (response, body, outcome) = await answerFromStore(for: request, at: location, memoized: false),
+                  let body
             else {
                 answers.append(nil)
                 continue

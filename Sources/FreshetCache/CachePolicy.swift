@@ -94,14 +94,17 @@ struct CachePolicy: Sendable {
     /// (parsing its fields on every hit was most of a proxy hit's time).
     /// - Parameter control: `stored`'s `Cache-Control` directives when they were parsed already.
     func facts(of stored: CachedResponse, control parsed: CacheControl? = nil) -> StoredFacts.Facts {
-        memo.facts(of: stored) {
-            let targeted = targetedControl(stored.headers)
-            let control = targeted ?? parsed ?? CacheControl(stored.headers)
-            // The age it had when it arrived (§4.2.3): the current age with no resident time.
-            let initial = Freshness(stored: stored, mode: options.mode, now: stored.responseTime,
-                                    heuristicFraction: options.heuristicFraction, targeted: targeted, control: control)
-            return .init(control: control, lifetime: initial.lifetime, initialAge: initial.age)
-        }
+        memo.facts(of: stored) { computedFacts(of: stored, control: parsed) }
+    }
+
+    /// ``facts(of:control:)`` worked out, not looked up in the memo nor kept there.
+    func computedFacts(of stored: CachedResponse, control parsed: CacheControl? = nil) -> StoredFacts.Facts {
+        let targeted = targetedControl(stored.headers)
+        let control = targeted ?? parsed ?? CacheControl(stored.headers)
+        // The age it had when it arrived (§4.2.3): the current age with no resident time.
+        let initial = Freshness(stored: stored, mode: options.mode, now: stored.responseTime,
+                                heuristicFraction: options.heuristicFraction, targeted: targeted, control: control)
+        return .init(control: control, lifetime: initial.lifetime, initialAge: initial.age)
     }
 
     /// The response directives of a stored response (see ``responseControl(_:)``), memoized.

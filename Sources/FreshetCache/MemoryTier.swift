@@ -59,10 +59,13 @@ package struct MemoryTier {
     /// `stamped` (`nil`: the stamp the tier knew for the key, if any).
     package mutating func put(_ variants: [CachedResponse], forKey key: String, stamped: Double? = nil) {
         let stamped = stamped ?? slots[key]?.stamped ?? -.infinity
-        remove(key: key)
         let size = Self.slotOverhead + variants.reduce(0) { $0 + $1.size }
-        guard size <= capacity / 4 || size <= Self.slotOverhead else { return } // one entry never crowds out the rest
-        slots[key] = Slot(variants: variants, bytes: size, used: tick(), stamped: stamped)
+        // One entry never crowds out the rest.
+        guard size <= capacity / 4 || size <= Self.slotOverhead else { return remove(key: key) }
+        // Replaced in one lookup of the key, not removed and inserted.
+        if let old = slots.updateValue(Slot(variants: variants, bytes: size, used: tick(), stamped: stamped), forKey: key) {
+            bytes -= old.bytes
+        }
         bytes += size
         evictIfNeeded()
     }

@@ -172,7 +172,10 @@ public final class SQLiteCacheStore: CacheStore, MemoryLookup, WriteBehindStore 
         rows.reserveCapacity(read.count)
         for row in read {
             guard let response = row.response() else { continue }
-            stamps[response.key] = min(stamps[response.key] ?? row.lastAccess, row.lastAccess)
+            // One lookup of the key for its first row (the usual one), two for a later variant.
+            if let earlier = stamps.updateValue(row.lastAccess, forKey: response.key), earlier < row.lastAccess {
+                stamps[response.key] = earlier
+            }
             rows.append((response, row.storedAt))
         }
         // A key's variants newest first. Sorted here, only when a key has several: SQLite's
