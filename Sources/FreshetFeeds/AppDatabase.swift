@@ -31,7 +31,8 @@ import Musl
 /// (some 60 ms for a full 100 MiB cache), so it runs only when the file changed since it last
 /// passed: `freshet.sqlite-checked` holds the file's device, inode, size and modification time
 /// as they were then. When this process folds the write-ahead log into the file (every 1,000
-/// pages written, as SQLite's own automatic checkpoint does, and in ``close()`` once the log has
+/// pages written, as SQLite's own automatic checkpoint does — every 128 for a command's
+/// ``Access/serial`` database — and in ``close()`` once the log has
 /// grown), it records the file again: what it wrote went through SQLite into a file it had
 /// checked. Anything else that changes the file — another program, a crash before the record —
 /// costs the next open a check.
@@ -66,6 +67,12 @@ public final class AppDatabase: Sendable {
         /// process) and a connection per reader. A warm `freshet feed` ran 50.8M → 46.0M
         /// instructions; a warm `freshet hn --limit 500`, whose parts are now read one after
         /// another, 203.1M → 195.8M, and it was quicker (bench/RESULTS.md, Profiles).
+        ///
+        /// Its write-ahead log is folded into the file every ``serialFoldPages`` pages rather than
+        /// SQLite's 1,000: whatever the log holds at the end, ``close()`` folds on the way out, with
+        /// an `fdatasync` of all of it. A cold `freshet hn --limit 500` wrote ~1,000 pages of log
+        /// and spent ~6 ms between its output and its exit; folded as it goes (while it waits for
+        /// the network), ~2 ms.
         case serial
         /// Readers beside the writer (a `DatabasePool`), so that reads never wait for writes:
         /// for a server answering many requests at once, such as `freshet proxy`.
@@ -74,6 +81,10 @@ public final class AppDatabase: Sendable {
 
     /// The file name of the database inside its directory.
     public static let fileName = "freshet.sqlite"
+
+    /// The pages of write-ahead log after which a ``Access/serial`` database folds it (a passive
+    /// checkpoint, as SQLite's automatic one at 1,000 pages).
+    public static let serialFoldPages: Int32 = 128
 
     /// The `DatabaseWriter` the libraries' stores are given: on the file, a `DatabaseQueue` or a
     /// `DatabasePool` (``Access``); or the writer given to ``init(writer:schema:)``.
@@ -133,7 +144,8 @@ public final class AppDatabase: Sendable {
 
         var migrator = DatabaseMigrator()
         schema.register(&migrator)
-        let checkpoints = CheckpointRecorder(stamp: CheckStamp(path: path))
+        let checkpoints = CheckpointRecorder(stamp: CheckStamp(path: path),
+                                             threshold: access == .serial ? Self.serialFoldPages : CheckpointRecorder.sqliteDefault)
         self.checkpoints = checkpoints
         do {
             writer = try Self.open(path: path, access: access, migrator: migrator, checkpoints: checkpoints)
@@ -351,17 +363,20 @@ private struct CheckStamp: Sendable {
 }
 
 /// Takes over SQLite's automatic checkpoint (`sqlite3_wal_hook` replaces it) to do the same —
-/// a passive checkpoint once the log holds 1,000 pages — and then record the file as checked,
-/// once this process has checked it (or found it recorded as checked) at open.
+/// a passive checkpoint once the log holds ``threshold`` pages — and then record the file as
+/// checked, once this process has checked it (or found it recorded as checked) at open.
 private final class CheckpointRecorder: Sendable {
     /// SQLite's default automatic checkpoint threshold, in pages of log.
-    static let threshold: Int32 = 1000
+    static let sqliteDefault: Int32 = 1000
 
     let stamp: CheckStamp
+    /// The pages of log that start a checkpoint.
+    let threshold: Int32
     private let checked = Atomic<Bool>(false)
 
-    init(stamp: CheckStamp) {
+    init(stamp: CheckStamp, threshold: Int32) {
         self.stamp = stamp
+        self.threshold = threshold
     }
 
     /// Says the file passed the check, or was recorded as having passed it.
@@ -378,13 +393,13 @@ private final class CheckpointRecorder: Sendable {
     /// outlives every connection, so the hook's unretained pointer stays valid.
     func install(on db: Database) {
         sqlite3_wal_hook(db.sqliteConnection, { context, connection, name, pages in
-            guard pages >= CheckpointRecorder.threshold, let context else { return SQLITE_OK }
+            guard let context else { return SQLITE_OK }
+            let recorder = Unmanaged<CheckpointRecorder>.fromOpaque(context).takeUnretainedValue()
+            guard pages >= recorder.threshold else { return SQLITE_OK }
             var logged: Int32 = 0
             var folded: Int32 = 0
             let code = sqlite3_wal_checkpoint_v2(connection, name, SQLITE_CHECKPOINT_PASSIVE, &logged, &folded)
-            if code == SQLITE_OK, folded > 0 {
-                Unmanaged<CheckpointRecorder>.fromOpaque(context).takeUnretainedValue().recordIfChecked()
-            }
+            if code == SQLITE_OK, folded > 0 { recorder.recordIfChecked() }
             return SQLITE_OK
         }, Unmanaged.passUnretained(self).toOpaque())
     }

@@ -311,6 +311,30 @@ struct AppDatabaseTests {
         #expect(try await SQLiteCacheStore(writer: again.writer).stats().entries == 200)
     }
 
+    @Test("A command's database folds its log as it goes; a server's waits for SQLite's 1,000 pages",
+          arguments: [AppDatabase.Access.serial, .concurrent])
+    func logFoldedAsItGoes(access: AppDatabase.Access) async throws {
+        let temporary = try StoreTemporaryDirectory()
+        defer { temporary.remove() }
+        let database = try AppDatabase(directory: temporary.url, access: access)
+        defer { try? database.close() }
+        // Some 600 pages of log, in 150 transactions of four entries of a page each.
+        let store = SQLiteCacheStore(writer: database.writer)
+        for index in 0..<600 {
+            try await store.save(storeSample(key: "k\(index)", bodySize: 3_000))
+            if index % 4 == 3 { try await store.flush() }
+        }
+        let log = temporary.url.appendingPathComponent("freshet.sqlite-wal").path
+        let pages = try #require(FileManager.default.attributesOfItem(atPath: log)[.size] as? NSNumber).intValue / 4_096
+        if access == .serial {
+            // Folded every 128 pages, the log restarts: it never grows much past that.
+            #expect(pages < 2 * Int(AppDatabase.serialFoldPages), "\(pages) pages of log")
+        } else {
+            #expect(pages > 400, "\(pages) pages of log")
+        }
+        #expect(try await store.stats().entries == 600)
+    }
+
     @Test("Serial access: one connection, a new file still in WAL mode, and a pool beside it sees its writes")
     func serialAccess() async throws {
         let temporary = try StoreTemporaryDirectory()
