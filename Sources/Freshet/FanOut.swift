@@ -136,11 +136,15 @@ extension APIClient {
         return stored
     }
 
+    /// The cores this process may use, asked once: Foundation reads the cgroup's quota and
+    /// CPU set from `/sys` at every ask.
+    private static let cores = ProcessInfo.processInfo.activeProcessorCount
+
     /// The parts a read ahead of `count` endpoints is split into: at least 64 endpoints each, and
     /// two per core at most (four at most), so reads and decoding keep every core busy.
     package static func readParts(_ count: Int) -> [Range<Int>] {
         guard count > 0 else { return [] }
-        let parts = max(1, min(min(4, 2 * ProcessInfo.processInfo.activeProcessorCount), count / 64))
+        let parts = max(1, min(min(4, 2 * cores), count / 64))
         let size = (count + parts - 1) / parts
         return stride(from: 0, to: count, by: size).map { $0..<min($0 + size, count) }
     }
