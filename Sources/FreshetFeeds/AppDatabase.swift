@@ -241,7 +241,10 @@ public final class AppDatabase: Sendable {
         configuration.prepareDatabase { db in
             if access == .serial {
                 // What GRDB does for a pool's writer, but for its check of the log, which only a
-                // pool's readers need. The mode is the file's: a no-op once the file has it.
+                // pool's readers need. The mode is the file's: a no-op once the file has it. On a
+                // new, empty file the switch writes its first page through a rollback journal:
+                // unsynced, as a crash then leaves nothing to lose (four `fdatasync`s, ~1.3 ms).
+                try db.execute(sql: "PRAGMA synchronous = OFF")
                 let mode = try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL")
                 guard mode == "wal" else {
                     throw DatabaseError(message: "could not turn on the write-ahead log: journal mode \(mode ?? "none")")
