@@ -107,4 +107,3 @@ extension HTTPFields {
         return found
     }
 }
-

@@ -154,10 +154,10 @@ public final class SQLiteCacheStore: CacheStore, MemoryLookup, WriteBehindStore 
                 ? try db.cachedStatement(sql: "\(columns) WHERE key = ?")
                 : try db.makeStatement(sql: "\(columns) WHERE key IN (\(String(repeating: "?,", count: keys.count - 1))?)")
             var rows: [StoredRow] = []
-            // A cursor's row reads each column from the statement: no copy of the row first.
             // Arguments made from existentials: GRDB's initializer for a sequence of one type
             // applies a key path to each (~800 instructions a key).
             let arguments = StatementArguments(keys.map { $0 as (any DatabaseValueConvertible)? })
+            // A cursor's row reads each column from the statement: no copy of the row first.
             let cursor = try Row.fetchCursor(statement, arguments: arguments)
             while let row = try cursor.next() { rows.append(StoredRow(row)) }
             return rows
