@@ -244,7 +244,10 @@ public final class AppDatabase: Sendable {
                 // pool's readers need. The mode is the file's: a no-op once the file has it. On a
                 // new, empty file the switch writes its first page through a rollback journal:
                 // unsynced, as a crash then leaves nothing to lose (four `fdatasync`s, ~1.3 ms).
-                try db.execute(sql: "PRAGMA synchronous = OFF")
+                // A file with pages (one in another mode, from elsewhere) switches synced.
+                if try Int.fetchOne(db, sql: "PRAGMA page_count") == 0 {
+                    try db.execute(sql: "PRAGMA synchronous = OFF")
+                }
                 let mode = try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL")
                 guard mode == "wal" else {
                     throw DatabaseError(message: "could not turn on the write-ahead log: journal mode \(mode ?? "none")")
