@@ -677,7 +677,7 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource, WholeResp
     /// bytes); otherwise, or past the limit, it is not judged.
     static func unusableBody(_ data: Data, fields: HTTPFields, url: URL, limit: Int) async -> StaleReason? {
         var body = data
-        if let coding = fields[.contentEncoding], coding.trimmingOWS().lowercased() != "identity" {
+        if let coding = fields.combinedValue(.contentEncoding), coding.trimmingOWS().lowercased() != "identity" {
             do {
                 guard let decoded = try await ContentDecoding.decoder?.decode(data, fields: fields, limit: limit) else { return nil }
                 body = decoded
@@ -692,7 +692,7 @@ public struct CacheMiddleware: ClientMiddleware, StoredResponseSource, WholeResp
 
     /// Whether `data` (decoded) is declared JSON (`application/json`, `…+json`) but does not parse.
     static func isBrokenJSON(_ data: Data, fields: HTTPFields) -> Bool {
-        guard let type = fields[.contentType]?.split(separator: ";").first?.trimmingOWS().lowercased(),
+        guard let type = fields.combinedValue(.contentType)?.split(separator: ";").first?.trimmingOWS().lowercased(),
               type == "application/json" || type.hasSuffix("+json") else { return false }
         // The one-pass check answers the common case; what it is not sure of, the parser decides.
         if data.withUnsafeBytes({ JSONSyntax.isSurelyValid($0) }) { return false }

@@ -201,9 +201,9 @@ struct CachePolicy: Sendable {
     static func headResponse(_ fields: HTTPFields, describes stored: CachedResponse) -> Bool {
         guard stored.status == 200 else { return false }
         for name in [HTTPField.Name.eTag, .lastModified] {
-            if let value = fields[name], value != stored.headers[name] { return false }
+            if let value = fields.combinedValue(name), value != stored.headers.combinedValue(name) { return false }
         }
-        if let length = fields[.contentLength], Int(length.trimmingOWS()) != stored.body.count {
+        if let length = fields.combinedValue(.contentLength), Int(length.trimmingOWS()) != stored.body.count {
             return false
         }
         return true
@@ -215,8 +215,8 @@ struct CachePolicy: Sendable {
     /// as `If-Modified-Since`.
     static func conditional(_ request: HTTPRequest, for stored: CachedResponse) -> HTTPRequest {
         var conditional = request
-        if let etag = stored.headers[.eTag] { conditional.headerFields[.ifNoneMatch] = etag }
-        if let lastModified = stored.headers[.lastModified] { conditional.headerFields[.ifModifiedSince] = lastModified }
+        if let etag = stored.headers.combinedValue(.eTag) { conditional.headerFields[.ifNoneMatch] = etag }
+        if let lastModified = stored.headers.combinedValue(.lastModified) { conditional.headerFields[.ifModifiedSince] = lastModified }
         return conditional
     }
 

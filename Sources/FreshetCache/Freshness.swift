@@ -93,17 +93,3 @@ public struct Freshness: Sendable, Equatable {
         age = correctedInitialAge + residentTime
     }
 }
-
-extension HTTPFields {
-    /// `self[name]`: the field's value, or the values of several fields joined with `", "`. One
-    /// field's value is returned as it is: HTTPTypes' getter joins even one value through a lazy
-    /// sequence (~1,700 instructions a field present, four lookups for each stored response read).
-    func combinedValue(_ name: HTTPField.Name) -> String? {
-        var found: String?
-        for field in self where field.name == name {
-            guard found == nil else { return self[name] }
-            found = field.value
-        }
-        return found
-    }
-}

@@ -79,8 +79,8 @@ extension CacheMiddleware {
                 return nil
             }
             var validators = HTTPFields()
-            if let etag = stored.headers[.eTag] { validators[.ifNoneMatch] = etag }
-            if let lastModified = stored.headers[.lastModified] { validators[.ifModifiedSince] = lastModified }
+            if let etag = stored.headers.combinedValue(.eTag) { validators[.ifNoneMatch] = etag }
+            if let lastModified = stored.headers.combinedValue(.lastModified) { validators[.ifModifiedSince] = lastModified }
             guard !validators.isEmpty, fills.claim(partition.key) else { return nil }
             return Revalidation(stored: stored, validators: validators, freshness: freshness, partition: partition,
                                 location: location, requestControl: requestControl, requestTime: now(), fills: fills)

@@ -274,7 +274,7 @@ extension ProxyForwarder {
               Self.asksNothingOfTheCache(request), let target = request.path, keysOnTarget(request),
               let location = cache.location(of: outbound, baseURL: origin),
               !cache.mayStore(response, for: outbound, at: location) else { return }
-        passMarks.mark(target, control: Self.forbidsSharedStorage(response.headerFields) ? response.headerFields[.cacheControl] : nil)
+        passMarks.mark(target, control: Self.forbidsSharedStorage(response.headerFields) ? response.headerFields.combinedValue(.cacheControl) : nil)
     }
 
 }
@@ -294,7 +294,7 @@ extension ProxyForwarder {
     /// (`CDN-Cache-Control`, `Surrogate-Control`) that would replace it. `false` says nothing.
     /// What marks a target is nearly always this: the full rules are then not run for each answer.
     static func forbidsSharedStorage(_ fields: HTTPFields) -> Bool {
-        guard let value = fields[.cacheControl], !targetedFields.contains(where: { fields.contains($0) }) else { return false }
+        guard let value = fields.combinedValue(.cacheControl), !targetedFields.contains(where: { fields.contains($0) }) else { return false }
         let control = CacheControl(parsing: value)
         return (control.noStore && !control.has("must-understand")) || control.isPrivate
     }
