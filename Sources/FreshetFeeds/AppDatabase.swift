@@ -233,7 +233,7 @@ public final class AppDatabase: Sendable {
     /// ``CorruptDatabase`` when the file is not a usable SQLite database.
     private static func open(path: URL, access: Access, migrator: DatabaseMigrator,
                              checkpoints: CheckpointRecorder) throws -> any DatabaseWriter {
-        try prepareFile(path)
+        let isEmpty = prepareFile(path)
         var configuration = Configuration()
         configuration.busyMode = .timeout(5)
         configuration.foreignKeysEnabled = true
@@ -245,9 +245,7 @@ public final class AppDatabase: Sendable {
                 // new, empty file the switch writes its first page through a rollback journal:
                 // unsynced, as a crash then leaves nothing to lose (four `fdatasync`s, ~1.3 ms).
                 // A file with pages (one in another mode, from elsewhere) switches synced.
-                if try Int.fetchOne(db, sql: "PRAGMA page_count") == 0 {
-                    try db.execute(sql: "PRAGMA synchronous = OFF")
-                }
+                if isEmpty { try db.execute(sql: "PRAGMA synchronous = OFF") }
                 let mode = try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL")
                 guard mode == "wal" else {
                     throw DatabaseError(message: "could not turn on the write-ahead log: journal mode \(mode ?? "none")")
@@ -290,13 +288,19 @@ public final class AppDatabase: Sendable {
 
     /// Creates the database file `0600` before SQLite sees it (SQLite then gives `-wal` and `-shm`
     /// the same mode), or tightens an existing file's mode. No process-wide `umask` is changed.
-    private static func prepareFile(_ path: URL) throws {
+    /// Returns whether the file holds no byte yet (asked of the descriptor already open, not of
+    /// SQLite with a statement at every open).
+    private static func prepareFile(_ path: URL) -> Bool {
+        var isEmpty = false
         let descriptor = Glue.open(path.path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         if descriptor >= 0 {
             _ = fchmod(descriptor, 0o600)
+            var info = stat()
+            isEmpty = fstat(descriptor, &info) == 0 && info.st_size == 0
             _ = Glue.close(descriptor)
         }
         for file in companionPaths(of: path) { tighten(file) }
+        return isEmpty
     }
 
     private static func tighten(_ file: String) {
