@@ -346,6 +346,7 @@ let package = Package(
             dependencies: [
                 "Freshet", "FreshetCache", "FreshetSimulator", "FreshetTestSupport",
                 "FreshetPostgres", // PostgresCacheStore runs the stores' shared tests too
+                .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

@@ -56,9 +56,12 @@ public final class PostgresCacheStore: CacheStore, MemoryLookup, CacheFillCoordi
         /// Whether the last query reached the server. While false nothing is asked of it.
         var healthy = true
         var recovering = false
-        /// Counts the invalidations received: a lookup keeps what it read only when none came
-        /// while it was reading.
+        /// Counts the invalidations received, and the evictions that removed rows: a lookup
+        /// keeps what it read only when none came while it was reading.
         var invalidations: UInt64 = 0
+        /// This instance's writes not yet committed: a lookup does not keep what it read when
+        /// one of them may concern its key.
+        var localWrites = LocalWrites()
         /// Keys used since the last flush, with when each was last used (each hit's own time, for
         /// LRU), and outcomes counted since; the eviction runs (one at a time: two at once could
         /// each delete on the other's stale stamps), which write the stamps first.
@@ -160,14 +163,14 @@ public final class PostgresCacheStore: CacheStore, MemoryLookup, CacheFillCoordi
     /// from PostgreSQL. Without a server, what the memory holds, or nothing.
     public func variants(forKey key: String) async throws -> [CachedResponse] {
         if let variants = variantsInMemory(forKey: key) { return variants }
-        guard let before = state.withLock({ state -> UInt64? in
+        guard let before = state.withLock({ state -> (invalidations: UInt64, write: UInt64?)? in
             guard state.healthy else {
                 // Without the server, the memory tier alone: an absence it now knows lets the
                 // response fetched next be kept (until the server is back).
                 state.memory.put([], forKey: key)
                 return nil
             }
-            return state.invalidations
+            return (state.invalidations, state.localWrites.beginRead(of: key))
         }) else { return [] }
         let variants: [CachedResponse]
         do {
@@ -188,10 +191,17 @@ public final class PostgresCacheStore: CacheStore, MemoryLookup, CacheFillCoordi
                 return found
             }
         } catch {
+            if let write = before.write { state.withLock { _ = $0.localWrites.endRead(of: key, began: write) } }
             return []
         }
         let arm = state.withLock { state -> Bool in
-            if state.invalidations == before { state.memory.put(variants, forKey: key) }
+            // Kept when nothing that may concern the key changed while it was read: no other
+            // instance's invalidation, and no write of this one (a save whose row had not
+            // committed when the query ran would be missing until the key is written again).
+            if let write = before.write, state.localWrites.endRead(of: key, began: write),
+               state.invalidations == before.invalidations {
+                state.memory.put(variants, forKey: key)
+            }
             guard !variants.isEmpty else { return false }
             state.writes.touch(key, at: Date().timeIntervalSince1970)
             return state.writes.armsTimer(allowed: state.healthy)
@@ -233,23 +243,23 @@ public final class PostgresCacheStore: CacheStore, MemoryLookup, CacheFillCoordi
     }
 
     /// Puts `response` in the memory tier (or drops its variant when it is too large); whether
-    /// the server should be told.
+    /// the server should be told (then ``persist(_:)`` must follow: the write has begun).
     private func keep(_ response: CachedResponse) -> Bool {
         let fits = response.size <= configuration.maxBytes
         let now = Date().timeIntervalSince1970
-        return state.withLock { state -> Bool in
+        return beginWrite(response.key) { memory in
             if fits {
-                state.memory.update(with: response, savedAt: now)
+                memory.update(with: response, savedAt: now)
             } else {
-                state.memory.remove(key: response.key, variant: response.variant)
+                memory.remove(key: response.key, variant: response.variant)
             }
-            return state.healthy
         }
     }
 
     /// Writes `response` (or removes its variant, when too large) on the server and tells the
-    /// other instances.
+    /// other instances; the write ``keep(_:)`` began ends.
     private func persist(_ response: CachedResponse) async {
+        defer { state.withLock { $0.localWrites.end(response.key) } }
         let fits = response.size <= configuration.maxBytes
         let instance = instance
         do {
@@ -290,9 +300,10 @@ public final class PostgresCacheStore: CacheStore, MemoryLookup, CacheFillCoordi
 
     /// Removes every variant of `key`, here and on every instance.
     public func remove(key: String) async throws {
-        state.withLock { $0.memory.remove(key: key) }
+        guard beginWrite(key, { $0.remove(key: key) }) else { return }
+        defer { state.withLock { $0.localWrites.end(key) } }
         let instance = instance
-        try? await queryIfHealthy { client, logger in
+        try? await query { client, logger in
             _ = try await client.query("""
                 WITH gone AS (DELETE FROM freshet_cache_entry WHERE key = \(key))
                 SELECT pg_notify('freshet_cache', \(instance) || ' k ' || \(key))
@@ -302,11 +313,12 @@ public final class PostgresCacheStore: CacheStore, MemoryLookup, CacheFillCoordi
 
     /// Removes every response whose display URL is `url`, here and on every instance.
     public func remove(url: String) async throws {
-        state.withLock { $0.memory.remove(url: url) }
+        guard beginWrite(nil, { $0.remove(url: url) }) else { return }
+        defer { state.withLock { $0.localWrites.end(nil) } }
         let instance = instance
         // A notification carries at most 8000 bytes: a longer URL is announced by its keys.
         let payload = url.utf8.count <= 7_000 ? "\(instance) u \(url)" : nil
-        try? await queryIfHealthy { client, logger in
+        try? await query { client, logger in
             if let payload {
                 _ = try await client.query("""
                     WITH gone AS (DELETE FROM freshet_cache_entry WHERE url = \(url))
@@ -324,12 +336,13 @@ public final class PostgresCacheStore: CacheStore, MemoryLookup, CacheFillCoordi
     /// Removes every stored response and the outcome counters, on every instance.
     public func removeAll() async throws {
         state.withLock { state in
-            state.memory.removeAll()
             state.writes.outcomes = [:]
             state.writes.stamps = [:]
         }
+        guard beginWrite(nil, { $0.removeAll() }) else { return }
+        defer { state.withLock { $0.localWrites.end(nil) } }
         let instance = instance
-        try await queryIfHealthy { client, logger in
+        try await query { client, logger in
             _ = try await client.query("DELETE FROM freshet_cache_entry", logger: logger).collect()
             _ = try await client.query("DELETE FROM freshet_cache_outcome", logger: logger).collect()
             _ = try await client.query("SELECT pg_notify('freshet_cache', \(instance) || ' *')", logger: logger).collect()
@@ -412,10 +425,15 @@ public final class PostgresCacheStore: CacheStore, MemoryLookup, CacheFillCoordi
         }
     }
 
-    /// ``query(_:)`` when the server is there; nothing otherwise.
-    func queryIfHealthy(_ body: @escaping @Sendable (PostgresClient, Logger) async throws -> Void) async throws {
-        guard state.withLock({ $0.healthy }) else { return }
-        try await query(body)
+    /// Applies `change` to the memory tier and, when the server is there, begins a write of
+    /// `key` (`nil`: of keys not known) on it, to be ended with ``LocalWrites/end(_:)``; whether
+    /// the server is there.
+    private func beginWrite(_ key: String?, _ change: (inout MemoryTier) -> Void) -> Bool {
+        state.withLock { state in
+            change(&state.memory)
+            if state.healthy { state.localWrites.begin(key) }
+            return state.healthy
+        }
     }
 
     // MARK: - Eviction
@@ -478,6 +496,8 @@ public final class PostgresCacheStore: CacheStore, MemoryLookup, CacheFillCoordi
         guard !evicted.isEmpty else { return }
         state.withLock { state in
             for pair in evicted { state.memory.remove(key: pair.key, variant: pair.variant) }
+            // A lookup that read the rows before they went does not keep them.
+            state.invalidations &+= 1
         }
     }
 

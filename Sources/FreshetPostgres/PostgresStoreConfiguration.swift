@@ -121,7 +121,7 @@ public struct PostgresStoreConfiguration: Sendable, CustomStringConvertible {
     }
 
     /// One connection's configuration (the check at start, which reports why a connection fails).
-    func connectionConfiguration() throws -> PostgresConnection.Configuration {
+    package func connectionConfiguration() throws -> PostgresConnection.Configuration {
         let tls: PostgresConnection.Configuration.TLS = switch tlsMode {
         case .disable: .disable
         case .prefer: .prefer(try NIOSSLContext(configuration: .makeClientConfiguration()))
