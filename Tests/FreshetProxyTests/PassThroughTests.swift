@@ -124,6 +124,53 @@ struct PassThroughTests {
         }
     }
 
+    /// A `GET` read whole by the raw handler is forwarded undecoded; a `HEAD` pipelined behind it
+    /// must not be decoded before that answer ends: NIO's encoder frames each answer by the
+    /// method of the oldest request decoded, and would send the `GET`'s answer without its body.
+    @Test("A HEAD pipelined behind a GET forwarded on the event loop: the GET's answer keeps its body, the HEAD's has none")
+    func headPipelinedBehindForwardedGet() async throws {
+        try await withSimulator { sim in
+            await sim.simulator.setScript(path: "/scripted/held", Script(headers: Self.unkept, body: "first"))
+            await sim.simulator.setScript(path: "/scripted/second", Script(headers: Self.unkept, body: "second"))
+            try await withSQLiteStore { store, _ in
+                try await withInProcessProxy(origin: sim.baseURL, store: store) { proxy in
+                    #expect(try await proxy.send("/scripted/held").cache == "MISS")
+                    let client = try await Self.forwardingHeld(sim, proxy, sending:
+                        "GET /scripted/held HTTP/1.1\r\nHost: a\r\n\r\nHEAD /scripted/second HTTP/1.1\r\nHost: a\r\n\r\n"
+                        + "GET /scripted/held HTTP/1.1\r\nHost: a\r\n\r\n")
+                    defer { client.close() }
+                    await sim.simulator.release(route: "/scripted/held")
+                    let text = await client.read { $0.components(separatedBy: "HTTP/1.1 200").count == 4 && $0.hasSuffix("first") }
+                    let answers = Array(text.components(separatedBy: "HTTP/1.1 200")[1...])
+                    #expect(answers.count == 3, "three answers: \(text)")
+                    guard answers.count == 3 else { return }
+                    #expect(answers[0].hasSuffix("\r\n\r\nfirst"), "the GET's answer has its body")
+                    #expect(answers[1].hasSuffix("\r\n\r\n") && !answers[1].contains("second"), "the HEAD's has none")
+                    #expect(answers[2].hasSuffix("\r\n\r\nfirst"))
+                }
+            }
+        }
+    }
+
+    @Test("A request forwarded on the event loop that cannot reach the origin goes the chain's way, as do those pipelined behind it")
+    func unreachableOriginTakesTheChain() async throws {
+        let origin = try RawOrigin(responses: ["HTTP/1.1 200 OK\r\nCache-Control: no-store\r\nContent-Length: 2\r\n\r\nok"])
+        defer { origin.stop() }
+        try await withSQLiteStore { store, _ in
+            try await withInProcessProxy(origin: origin.url, store: store) { proxy in
+                #expect(try await proxy.send("/unkept").cache == "MISS")
+                try await origin.stopRefusing()
+                let client = try RawClient(port: try #require(proxy.base.port))
+                defer { client.close() }
+                client.send("GET /unkept HTTP/1.1\r\nHost: a\r\n\r\nGET /unkept HTTP/1.1\r\nHost: a\r\n\r\n")
+                let text = await client.read { $0.components(separatedBy: "HTTP/1.1 502").count == 3 }
+                #expect(text.components(separatedBy: "HTTP/1.1 502").count == 3, "both answered by the chain: \(text)")
+                #expect(text.contains("could not reach the origin"), "with the chain's reason")
+                #expect(origin.received.count == 1, "nothing else reached the origin")
+            }
+        }
+    }
+
     @Test("A client that sends on while its request is forwarded on the event loop is not read without bound")
     func pipelinedBytesAreBounded() async throws {
         try await withSimulator { sim in

@@ -44,7 +44,8 @@ public final class RawOrigin: Sendable {
     /// `http://127.0.0.1:PORT`.
     public let url: URL
     private let listener: Int32
-    private let state = Mutex<(received: [Received], responses: [String], stopped: Bool, connections: Int)>(([], [], false, 0))
+    private let state = Mutex<(received: [Received], responses: [String], stopped: Bool, connections: Int, closed: Bool)>(
+        ([], [], false, 0, false))
     private let keepAlive: Bool
     private let answersBeforeBody: Bool
     private let gateSemaphore = DispatchSemaphore(value: 0)
@@ -65,7 +66,8 @@ public final class RawOrigin: Sendable {
         self.keepAlive = keepAlive
         self.answersBeforeBody = answersBeforeBody
         struct SocketError: Error, CustomStringConvertible { var description: String }
-        let (fd, port) = try loopbackSocket()
+        // Shared, so that ``stopRefusing()`` can keep the port once the listener is gone.
+        let (fd, port) = try loopbackSocket(sharedPort: true)
         guard listen(fd, 16) == 0 else {
             close(fd)
             throw SocketError(description: "listen failed: errno \(errno)")
@@ -89,6 +91,17 @@ public final class RawOrigin: Sendable {
         gateSemaphore.signal()
     }
 
+    /// Stops as ``stop()`` does and returns once the listener is closed (within 10 s), with the
+    /// port kept bound by a socket of this process that never listens, until the test process
+    /// exits: a connection to ``url`` is refused from then on, and no other server can take the port.
+    public func stopRefusing() async throws {
+        let port = url.port ?? 0
+        let (fd, _) = try loopbackSocket(sharedPort: true, port: port)
+        heldSockets.withLock { $0.append(fd) }
+        stop()
+        _ = await eventually { self.state.withLock { $0.closed } }
+    }
+
     /// Lets an answer waiting at ``gate`` go on.
     public func openGate() {
         gateSemaphore.signal()
@@ -96,7 +109,10 @@ public final class RawOrigin: Sendable {
 
     private func acceptLoop() {
         let deadline = Date().addingTimeInterval(120)
-        defer { close(listener) }
+        defer {
+            close(listener)
+            state.withLock { $0.closed = true }
+        }
         while !state.withLock({ $0.stopped }), Date() < deadline {
             var pollFD = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
             guard poll(&pollFD, 1, 100) > 0 else { continue }

@@ -111,9 +111,10 @@ private func boundLoopbackPort(reusable: Bool) throws -> Int {
     return port
 }
 
-/// A TCP socket bound to 127.0.0.1 on a port the system picks (with `SO_REUSEADDR` when
-/// `reusable`), and that port; the caller owns the descriptor.
-public func loopbackSocket(reusable: Bool = false) throws -> (fd: Int32, port: Int) {
+/// A TCP socket bound to 127.0.0.1 on `port` (0: one the system picks; with `SO_REUSEADDR` when
+/// `reusable`, with `SO_REUSEPORT` when `sharedPort`: then another such socket of this user may
+/// bind the same port), and that port; the caller owns the descriptor.
+public func loopbackSocket(reusable: Bool = false, sharedPort: Bool = false, port: Int = 0) throws -> (fd: Int32, port: Int) {
     struct SocketError: Error, CustomStringConvertible { var description: String }
     #if canImport(Glibc)
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -125,9 +126,13 @@ public func loopbackSocket(reusable: Bool = false) throws -> (fd: Int32, port: I
         var on: Int32 = 1
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, socklen_t(MemoryLayout<Int32>.size))
     }
+    if sharedPort {
+        var on: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &on, socklen_t(MemoryLayout<Int32>.size))
+    }
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
-    address.sin_port = 0
+    address.sin_port = in_port_t(UInt16(port).bigEndian)
     address.sin_addr.s_addr = inet_addr("127.0.0.1")
     var length = socklen_t(MemoryLayout<sockaddr_in>.size)
     let bound = withUnsafeMutablePointer(to: &address) {
@@ -142,8 +147,9 @@ public func loopbackSocket(reusable: Bool = false) throws -> (fd: Int32, port: I
     return (fd, Int(UInt16(bigEndian: address.sin_port)))
 }
 
-/// The sockets of ``closedLoopbackURL()`` and ``reservedLoopbackPort()``, open until exit.
-private let heldSockets = Mutex<[Int32]>([])
+/// The sockets of ``closedLoopbackURL()``, ``reservedLoopbackPort()`` and
+/// ``RawOrigin/stopRefusing()``, open until exit.
+let heldSockets = Mutex<[Int32]>([])
 
 /// Finds a product built next to the test bundle (`.build/<triple>/debug/NAME`).
 public func builtProduct(_ name: String) -> URL? {

@@ -33,6 +33,9 @@ import NIOHTTPTypesHTTP1
 /// forwarded from here too, over an origin connection of this event loop (``OriginConnections``,
 /// ``OriginRelay``): its answer is written the same way as it arrives, parts read meanwhile are
 /// held until it ends, and no byte is read from the origin while the client cannot take more.
+/// Such a `GET` that ``RawHitHandler`` reads whole is handed over undecoded
+/// (``forwardRaw(_:bytes:)``): its answer goes straight to NIO's encoder, past the handlers that
+/// never saw the request (``HTTP1Persistence``, the conversion, the connection-state handler).
 final class ProxyHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
@@ -53,6 +56,16 @@ final class ProxyHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// ``RawHitHandler`` found the next request head's answer absent from memory just now: it is
     /// not looked up again.
     var nextIsKnownMiss = false
+    /// ``RawHitHandler`` offered the next request head to ``forwardRaw(_:bytes:)``, which did not
+    /// forward it: it is not asked again.
+    private var nextIsNotForwarded = false
+    /// The next request head decoded is one handed over that takes the pipeline's way after all
+    /// (``fallBack()``): it goes on as it is.
+    private var nextGoesOn = false
+    /// The raw handler, for the requests it hands over.
+    weak var raw: RawHitHandler?
+    /// The context of ``HTTP1Persistence``: parts written there go to NIO's encoder alone.
+    private var persistence: ChannelHandlerContext?
 
     init(answering: HitAnswering) {
         self.answering = answering
@@ -74,12 +87,16 @@ final class ProxyHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// waits for it).
     var responding: Bool { (pending > 0 && !reading) || passing != nil }
 
+    /// A request handed over by ``RawHitHandler`` is being forwarded.
+    var forwardingRaw: Bool { passing?.rawBytes != nil }
+
     /// This handler's context, for the answers of requests forwarded on the event loop.
     private var context: ChannelHandlerContext?
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
         codec = try? context.pipeline.syncOperations.context(handlerType: HTTP1ToHTTPServerCodec.self)
+        persistence = try? context.pipeline.syncOperations.context(handlerType: HTTP1Persistence.self)
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
@@ -87,6 +104,7 @@ final class ProxyHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
         // `channelInactive` on: a closed connection is noticed here.
         clientGone()
         codec = nil
+        persistence = nil
         self.context = nil
     }
 
@@ -100,8 +118,16 @@ final class ProxyHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 held.append(part)
                 return
             }
-            let knownMiss = nextIsKnownMiss
+            let (knownMiss, notForwarded) = (nextIsKnownMiss, nextIsNotForwarded)
             nextIsKnownMiss = false
+            nextIsNotForwarded = false
+            if nextGoesOn {
+                nextGoesOn = false
+                pending += 1
+                reading = true
+                context.fireChannelRead(data)
+                return
+            }
             let answerable = pending == 0 && !failed && codec != nil && Self.mayAnswerHere(request)
             if answerable, !knownMiss, let codec {
                 let start = ContinuousClock.now
@@ -114,8 +140,9 @@ final class ProxyHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 }
             }
             // Not a hit, and known not to be kept, or stored and to be validated: forwarded here.
-            if answerable, let pass = answering.forwarder.pass(request) ?? answering.forwarder.revalidation(request) {
-                startPass(request, pass, context: context)
+            if answerable, !notForwarded,
+               let pass = answering.forwarder.pass(request) ?? answering.forwarder.revalidation(request) {
+                startPass(request, pass, rawBytes: nil)
                 return
             }
             pending += 1
@@ -135,23 +162,40 @@ final class ProxyHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
-    /// Writes the head and body of `answer` from the store to `request` (no end); its status and outcome.
+    /// Writes the head and body of `answer` from the store to `request` (no end); its status and
+    /// outcome. With `raw` (``HTTP1Persistence``'s context), for a request handed over, every
+    /// part goes straight to the encoder.
     private func write(_ answer: ProxyForwarder.MemoryAnswer, to request: HTTPRequest, context: ChannelHandlerContext,
-                       codec: ChannelHandlerContext) -> (status: Int, outcome: CacheOutcome?) {
+                       codec: ChannelHandlerContext, raw: ChannelHandlerContext? = nil) -> (status: Int, outcome: CacheOutcome?) {
         switch answer {
         case .stored(let stored, let age, let outcome):
             let ready = answering.prepared.answer(for: stored, age: age, outcome: outcome)
-            codec.write(NIOAny(HTTPServerResponsePart.head(ready.head)), promise: nil)
+            let below = raw ?? codec
+            below.write(NIOAny(HTTPServerResponsePart.head(ready.head)), promise: nil)
             if request.method != .head {
-                codec.write(NIOAny(HTTPServerResponsePart.body(.byteBuffer(ready.body))), promise: nil)
+                below.write(NIOAny(HTTPServerResponsePart.body(.byteBuffer(ready.body))), promise: nil)
             }
             return (stored.status, outcome)
         case .response(let response):
-            context.write(wrapOutboundOut(.head(response.head)), promise: nil)
+            writeHead(response.head, raw: raw, context: context)
             if let complete = response.complete, request.method != .head {
-                context.write(wrapOutboundOut(.body(ByteBuffer(data: complete))), promise: nil)
+                let body = ByteBuffer(data: complete)
+                if let raw {
+                    raw.write(NIOAny(HTTPServerResponsePart.body(.byteBuffer(body))), promise: nil)
+                } else {
+                    context.write(wrapOutboundOut(.body(body)), promise: nil)
+                }
             }
             return (response.head.status.code, response.outcome)
+        }
+    }
+
+    /// Writes a head in HTTP types: through the conversion, or with `raw`, converted here, to the encoder.
+    private func writeHead(_ head: HTTPResponse, raw: ChannelHandlerContext?, context: ChannelHandlerContext) {
+        if let raw {
+            raw.write(NIOAny(HTTPServerResponsePart.head(HTTPResponseHead(head))), promise: nil)
+        } else {
+            context.write(wrapOutboundOut(.head(head)), promise: nil)
         }
     }
 
@@ -174,6 +218,9 @@ final class ProxyHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private final class Passing {
         let request: HTTPRequest
         let pass: ProxyForwarder.Pass
+        /// The request's head as read, when ``RawHitHandler`` handed it over undecoded: its answer
+        /// goes to the encoder alone.
+        let rawBytes: ByteBuffer?
         let start = ContinuousClock.now
         /// The current origin connection and its relay.
         var origin: OriginConnections.Connection?
@@ -214,9 +261,10 @@ final class ProxyHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
         var headCame = false
         var lastRead = NIODeadline.now()
 
-        init(request: HTTPRequest, pass: ProxyForwarder.Pass) {
+        init(request: HTTPRequest, pass: ProxyForwarder.Pass, rawBytes: ByteBuffer?) {
             self.request = request
             self.pass = pass
+            self.rawBytes = rawBytes
         }
 
         /// Lets go of the origin connection: kept for the next request when `keep`, else closed;
@@ -246,10 +294,25 @@ final class ProxyHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// The client connection can take more of an answer.
     var clientWritable: Bool { context?.channel.isWritable ?? false }
 
-    private func startPass(_ request: HTTPRequest, _ pass: ProxyForwarder.Pass, context: ChannelHandlerContext) {
-        let current = Passing(request: request, pass: pass)
+    /// Forwards `request`, which ``RawHitHandler`` read whole from `bytes` and did not decode,
+    /// when it is a `GET` known not to be kept (``ProxyForwarder/pass(_:)``) or a stored response to
+    /// validate (``ProxyForwarder/revalidation(_:)``) and nothing else is being answered; whether it
+    /// does. Otherwise the decoder reads it next, and it is not offered here again.
+    func forwardRaw(_ request: HTTPRequest, bytes: ByteBuffer) -> Bool {
+        guard request.method == .get, !busy, codec != nil, persistence != nil,
+              let pass = answering.forwarder.pass(request) ?? answering.forwarder.revalidation(request) else {
+            nextIsNotForwarded = true
+            return false
+        }
+        startPass(request, pass, rawBytes: bytes)
+        return true
+    }
+
+    private func startPass(_ request: HTTPRequest, _ pass: ProxyForwarder.Pass, rawBytes: ByteBuffer?) {
+        let current = Passing(request: request, pass: pass, rawBytes: rawBytes)
         passing = current
-        swallowing = true
+        // A request handed over was read whole; a decoded one's end is still to come.
+        swallowing = rawBytes == nil
         answering.forwarder.metrics?.forwarding(1)
         armPassTimer(for: current)
         sendPass(fresh: false)
@@ -342,7 +405,7 @@ final class ProxyHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
             guard head.status.code != 100, head.status.code != 101 else { return }
             var interim = HTTPResponse(nioStatus: head.status, headers: head.headers)
             interim.headerFields = ProxyHeaders.forwardable(interim.headerFields)
-            context.write(wrapOutboundOut(.head(interim)), promise: nil)
+            writeHead(interim, raw: raw(current), context: context)
         case .head(let head):
             current.waited = .now - current.sent
             current.keepAlive = head.isKeepAlive
@@ -373,7 +436,7 @@ final class ProxyHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 }
                 relay(current, head: head, body: kept)
             }
-            codec?.write(NIOAny(HTTPServerResponsePart.body(.byteBuffer(buffer))), promise: nil)
+            below(current)?.write(NIOAny(HTTPServerResponsePart.body(.byteBuffer(buffer))), promise: nil)
         case .end:
             if let head = current.peekedHead {
                 decide(current, head: head)
@@ -385,7 +448,7 @@ final class ProxyHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 answering.forwarder.revalidationEnded(current.pass, head: head, body: current.kept)
             }
             current.release(keep: current.keepAlive, to: answering.origins)
-            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+            writeEnd(current, context: context)
             passEnded(current, aborted: false, outcome: current.outcome)
         }
     }
@@ -397,10 +460,10 @@ final class ProxyHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
         current.answered = Int(answer.status.code)
         current.answeredFields = fields
         // Head and body go straight to NIO's encoder, as a hit's; the end passes the
-        // connection-state handler.
-        codec?.write(NIOAny(HTTPServerResponsePart.head(answer)), promise: nil)
+        // connection-state handler (unless the request was handed over).
+        below(current)?.write(NIOAny(HTTPServerResponsePart.head(answer)), promise: nil)
         if let body, body.readableBytes > 0, current.request.method != .head {
-            codec?.write(NIOAny(HTTPServerResponsePart.body(.byteBuffer(body))), promise: nil)
+            below(current)?.write(NIOAny(HTTPServerResponsePart.body(.byteBuffer(body))), promise: nil)
         }
     }
 
@@ -414,7 +477,7 @@ final class ProxyHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
             let (answer, fields) = answering.forwarder.revalidated(current.pass, head: head, waited: current.waited)
             current.answeredFields = fields
             current.dropsBody = true
-            let (status, outcome) = write(answer, to: current.request, context: context, codec: codec)
+            let (status, outcome) = write(answer, to: current.request, context: context, codec: codec, raw: raw(current))
             current.answered = status
             current.outcome = outcome ?? .revalidated
             return
@@ -424,7 +487,7 @@ final class ProxyHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
         case .stale(let answer):
             // The origin's failure is not read on: its connection is closed, the answer ended now.
             current.dropsBody = true
-            let (status, outcome) = write(answer, to: current.request, context: context, codec: codec)
+            let (status, outcome) = write(answer, to: current.request, context: context, codec: codec, raw: raw(current))
             current.answered = status
             current.outcome = outcome ?? .stale
             endFromStore(current)
@@ -450,7 +513,7 @@ final class ProxyHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
         guard let context, passing === current else { return }
         passing = nil
         current.release(keep: false, to: answering.origins)
-        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+        writeEnd(current, context: context)
         passEnded(current, aborted: false, outcome: current.outcome)
     }
 
@@ -500,20 +563,18 @@ final class ProxyHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
         passing = nil
         if let stale = answering.forwarder.staleAfterFailure(current.pass), let codec {
             current.release(keep: false, to: answering.origins)
-            let (status, outcome) = write(stale, to: current.request, context: context, codec: codec)
-            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+            let (status, outcome) = write(stale, to: current.request, context: context, codec: codec, raw: raw(current))
+            writeEnd(current, context: context)
             current.answered = status
             passEnded(current, aborted: false, outcome: outcome)
             return
         }
         current.release(keep: false, to: answering.origins)
         let response = answering.forwarder.passFailure(current.pass, timedOut: timedOut, reason: reason)
-        context.write(wrapOutboundOut(.head(response.head)), promise: nil)
-        if current.request.method != .head, let complete = response.complete {
-            context.write(wrapOutboundOut(.body(ByteBuffer(data: complete))), promise: nil)
-        }
-        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
-        current.answered = response.head.status.code
+        let (status, _) = write(.response(response), to: current.request, context: context, codec: codec ?? context,
+                                raw: raw(current))
+        writeEnd(current, context: context)
+        current.answered = status
         passEnded(current, aborted: false, outcome: nil)
     }
 
@@ -523,6 +584,12 @@ final class ProxyHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
         passing = nil
         current.release(keep: false, to: answering.origins)
         answering.forwarder.metrics?.forwarding(-1)
+        if let bytes = current.rawBytes {
+            // Handed over undecoded: decoded now, with what was read since, and sent on as it is.
+            nextGoesOn = true
+            raw?.decodeAfterAll(bytes)
+            return
+        }
         pending += 1
         context.fireChannelRead(wrapInboundOut(.head(current.request)))
         if swallowing {
@@ -543,7 +610,33 @@ final class ProxyHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
             answering.record(current.request, status: answered, outcome: outcome, since: current.start,
                              answer: current.answeredFields, aborted: aborted)
         }
-        if let context, !aborted { resumeHeld(context) }
+        guard !aborted else { return }
+        if current.rawBytes != nil {
+            raw?.forwardingEnded()
+        } else if let context {
+            resumeHeld(context)
+        }
+    }
+
+    /// ``HTTP1Persistence``'s context when `current` was handed over undecoded: its answer's parts
+    /// go to the encoder alone.
+    private func raw(_ current: Passing) -> ChannelHandlerContext? {
+        current.rawBytes != nil ? persistence : nil
+    }
+
+    /// Where `current`'s answer's head and body go below the HTTP types conversion.
+    private func below(_ current: Passing) -> ChannelHandlerContext? {
+        raw(current) ?? codec
+    }
+
+    /// Ends `current`'s answer and flushes: through the connection-state handler, or to the
+    /// encoder alone for a request handed over.
+    private func writeEnd(_ current: Passing, context: ChannelHandlerContext) {
+        if let raw = raw(current) {
+            raw.writeAndFlush(NIOAny(HTTPServerResponsePart.end(nil)), promise: nil)
+        } else {
+            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+        }
     }
 
     /// Reads the parts held while a request was forwarded here, and the read held meanwhile.

@@ -17,10 +17,20 @@ import NIOCore
 /// reads, a request this handler does not take) may leave the start of a message in the decoder;
 /// the connection then stays on the decoder for good.
 ///
+/// A `GET` that the memory tier does not answer but that ``ProxyHitHandler`` would forward on the
+/// event loop (hit-for-miss, or a stored response to validate) is handed to it from here
+/// (``ProxyHitHandler/forwardRaw(_:bytes:)``), not decoded: no handler between the two sees the
+/// request, and its answer goes straight to NIO's encoder, whose queue of request methods then
+/// holds nothing (every request decoded was answered). Bytes read meanwhile are held here, not
+/// decoded, until that answer has ended; a request that must take the chain after all (nothing
+/// was sent, or the origin's answer needs the chain) is handed to the decoder then, with them.
+///
 /// It also keeps the connection's idle timeout, which Hummingbird's connection-state handler
 /// cannot (it never sees the hits answered here): a connection is closed when nothing was read or
 /// answered for `idleTimeout`, unless a request read whole is still being answered. And it stops
-/// reading while hits answered on the event loop wait to be written (see ``read(context:)``).
+/// reading while hits answered on the event loop wait to be written (see ``read(context:)``). A
+/// request to quiesce (graceful shutdown) waits for a forwarded request's answer: the
+/// connection-state handler, which never saw that request, would close the connection at once.
 final class RawHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
@@ -35,8 +45,13 @@ final class RawHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private var lastAnswered = NIODeadline.now()
     private var idleTask: Scheduled<Void>?
     /// A read the channel asked for while hits answered on the event loop were waiting to be
-    /// written, made once they are.
+    /// written, or while a request handed over is forwarded and bytes are held, made once they are.
     private var heldRead = false
+    /// Bytes read while a request handed over is forwarded, read once its answer has ended.
+    private var heldBytes: ByteBuffer?
+    /// A request to quiesce that came while a request handed over was forwarded.
+    private var heldQuiesce: ChannelShouldQuiesceEvent?
+    private var context: ChannelHandlerContext?
 
     init(answering: HitAnswering, hits: ProxyHitHandler, idleTimeout: Duration) {
         self.answering = answering
@@ -46,12 +61,26 @@ final class RawHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         var buffer = unwrapInboundIn(data)
+        if hits.forwardingRaw {
+            hold(buffer)
+            return
+        }
+        process(&buffer, context: context)
+    }
+
+    /// Answers the requests at the start of `buffer` that are answered here, hands over one to
+    /// forward, and passes the rest to the decoder (or holds it, while forwarding).
+    private func process(_ buffer: inout ByteBuffer, context: ChannelHandlerContext) {
         var answered = false
         /// The length of the head recognised but not answered here, the decoder's next request.
         var passedOn: Int?
         while decoderHoldsNothing, !hits.busy, buffer.readableBytes > 0,
               let head = buffer.withUnsafeReadableBytes(RawRequestHead.recognise) {
-            let outcome = answer(head.request, context: context)
+            let outcome = answer(head.request, length: head.length, in: buffer, context: context)
+            if outcome == .forwarding {
+                buffer.moveReaderIndex(forwardBy: head.length)
+                break
+            }
             guard outcome == .answered else {
                 // The decoder reads this request next; a miss need not be looked up again there.
                 hits.nextIsKnownMiss = outcome == .absent
@@ -66,11 +95,76 @@ final class RawHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
             context.flush()
         }
         guard buffer.readableBytes > 0 else { return }
+        if hits.forwardingRaw {
+            hold(buffer)
+            return
+        }
         // A miss read alone (the usual case) is known to be one whole head without reading it again.
         if decoderHoldsNothing, passedOn != buffer.readableBytes {
             decoderHoldsNothing = buffer.withUnsafeReadableBytes(RawRequestHead.areWholeHeads)
         }
         context.fireChannelRead(wrapInboundOut(buffer))
+    }
+
+    // MARK: - Requests handed over to forward
+
+    private func hold(_ buffer: ByteBuffer) {
+        if heldBytes == nil {
+            heldBytes = buffer
+        } else {
+            heldBytes?.writeImmutableBuffer(buffer)
+        }
+    }
+
+    /// The answer to the request handed over has ended: a request to quiesce that came meanwhile
+    /// goes on (bytes held are dropped then: the connection closes), else the bytes held are read.
+    func forwardingEnded() {
+        guard let context else { return }
+        if let quiesce = heldQuiesce {
+            heldQuiesce = nil
+            heldBytes = nil
+            context.fireUserInboundEventTriggered(quiesce)
+            return
+        }
+        if var bytes = heldBytes {
+            heldBytes = nil
+            process(&bytes, context: context)
+            context.fireChannelReadComplete()
+        }
+        if heldRead, !hits.forwardingRaw {
+            heldRead = false
+            context.read()
+        }
+    }
+
+    /// The request handed over takes the pipeline's way after all: its `bytes` (nothing of it was
+    /// sent to the client) go to the decoder, with the bytes held since.
+    func decodeAfterAll(_ bytes: ByteBuffer) {
+        guard let context else { return }
+        var bytes = bytes
+        if let held = heldBytes {
+            heldBytes = nil
+            bytes.writeImmutableBuffer(held)
+        }
+        decoderHoldsNothing = bytes.withUnsafeReadableBytes(RawRequestHead.areWholeHeads)
+        context.fireChannelRead(wrapInboundOut(bytes))
+        context.fireChannelReadComplete()
+        if let quiesce = heldQuiesce {
+            heldQuiesce = nil
+            context.fireUserInboundEventTriggered(quiesce)
+        }
+        if heldRead {
+            heldRead = false
+            context.read()
+        }
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if hits.forwardingRaw, let quiesce = event as? ChannelShouldQuiesceEvent {
+            heldQuiesce = quiesce
+            return
+        }
+        context.fireUserInboundEventTriggered(event)
     }
 
     // MARK: - Back-pressure
@@ -80,7 +174,7 @@ final class RawHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// hits and never reads its answers cannot make the proxy buffer without bound. A request the
     /// pipeline is answering keeps Hummingbird's own back-pressure.
     func read(context: ChannelHandlerContext) {
-        if !context.channel.isWritable, !hits.busy {
+        if (!context.channel.isWritable && !hits.busy) || (heldBytes != nil && hits.forwardingRaw) {
             heldRead = true
         } else {
             context.read()
@@ -95,14 +189,20 @@ final class RawHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
         context.fireChannelWritabilityChanged()
     }
 
-    private enum Outcome { case answered, absent, elsewhere }
+    private enum Outcome { case answered, absent, elsewhere, forwarding }
 
     /// Writes `request`'s answer when the memory tier has a stored response to send whole;
-    /// `.absent` when it has nothing, `.elsewhere` when its answer is for ``ProxyHitHandler``.
-    private func answer(_ request: HTTPRequest, context: ChannelHandlerContext) -> Outcome {
+    /// `.forwarding` when ``ProxyHitHandler`` forwards it (its head is the `length` bytes at the
+    /// start of `buffer`), `.absent` when the memory has nothing, `.elsewhere` when its answer is
+    /// for ``ProxyHitHandler`` through the decoder.
+    private func answer(_ request: HTTPRequest, length: Int, in buffer: ByteBuffer, context: ChannelHandlerContext) -> Outcome {
         let start = ContinuousClock.now
         switch answering.forwarder.answerFromMemory(request) {
         case nil:
+            if request.method == .get, let bytes = buffer.getSlice(at: buffer.readerIndex, length: length),
+               hits.forwardRaw(request, bytes: bytes) {
+                return .forwarding
+            }
             return .absent
         case .response?:
             return .elsewhere
@@ -120,6 +220,8 @@ final class RawHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
     // MARK: - Idle timeout
 
     func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+        hits.raw = self
         if context.channel.isActive { scheduleIdleCheck(context, at: .now() + idleTimeout) }
     }
 
@@ -135,6 +237,7 @@ final class RawHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     func handlerRemoved(context: ChannelHandlerContext) {
         cancelIdleCheck()
+        self.context = nil
     }
 
     private func scheduleIdleCheck(_ context: ChannelHandlerContext, at deadline: NIODeadline) {
