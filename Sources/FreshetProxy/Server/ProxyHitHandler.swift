@@ -66,6 +66,9 @@ final class ProxyHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
     weak var raw: RawHitHandler?
     /// The context of ``HTTP1Persistence``: parts written there go to NIO's encoder alone.
     private var persistence: ChannelHandlerContext?
+    /// The answer to a request handed over has a final head in the encoder, to end there (one
+    /// from the store went below it as bytes, with nothing to end).
+    private var encoderHasHead = false
 
     init(answering: HitAnswering) {
         self.answering = answering
@@ -169,11 +172,17 @@ final class ProxyHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
                        codec: ChannelHandlerContext, raw: ChannelHandlerContext? = nil) -> (status: Int, outcome: CacheOutcome?) {
         switch answer {
         case .stored(let stored, let age, let outcome):
+            if raw != nil, let bytesBelow = self.raw {
+                // Nothing between here and the socket has seen the request: the prepared bytes
+                // go straight there, as a raw hit's (and no end follows).
+                let (head, body) = answering.prepared.rawAnswer(for: stored, age: age, outcome: outcome)
+                bytesBelow.write(head, body: request.method != .head ? body : nil)
+                return (stored.status, outcome)
+            }
             let ready = answering.prepared.answer(for: stored, age: age, outcome: outcome)
-            let below = raw ?? codec
-            below.write(NIOAny(HTTPServerResponsePart.head(ready.head)), promise: nil)
+            codec.write(NIOAny(HTTPServerResponsePart.head(ready.head)), promise: nil)
             if request.method != .head {
-                below.write(NIOAny(HTTPServerResponsePart.body(.byteBuffer(ready.body))), promise: nil)
+                codec.write(NIOAny(HTTPServerResponsePart.body(.byteBuffer(ready.body))), promise: nil)
             }
             return (stored.status, outcome)
         case .response(let response):
@@ -193,6 +202,7 @@ final class ProxyHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// Writes a head in HTTP types: through the conversion, or with `raw`, converted here, to the encoder.
     private func writeHead(_ head: HTTPResponse, raw: ChannelHandlerContext?, context: ChannelHandlerContext) {
         if let raw {
+            if head.status.code >= 200 { encoderHasHead = true }
             raw.write(NIOAny(HTTPServerResponsePart.head(HTTPResponseHead(head))), promise: nil)
         } else {
             context.write(wrapOutboundOut(.head(head)), promise: nil)
@@ -311,6 +321,7 @@ final class ProxyHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private func startPass(_ request: HTTPRequest, _ pass: ProxyForwarder.Pass, rawBytes: ByteBuffer?) {
         let current = Passing(request: request, pass: pass, rawBytes: rawBytes)
         passing = current
+        encoderHasHead = false
         // A request handed over was read whole; a decoded one's end is still to come.
         swallowing = rawBytes == nil
         answering.forwarder.metrics?.forwarding(1)
@@ -461,6 +472,7 @@ final class ProxyHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
         current.answeredFields = fields
         // Head and body go straight to NIO's encoder, as a hit's; the end passes the
         // connection-state handler (unless the request was handed over).
+        if current.rawBytes != nil { encoderHasHead = true }
         below(current)?.write(NIOAny(HTTPServerResponsePart.head(answer)), promise: nil)
         if let body, body.readableBytes > 0, current.request.method != .head {
             below(current)?.write(NIOAny(HTTPServerResponsePart.body(.byteBuffer(body))), promise: nil)
@@ -633,7 +645,12 @@ final class ProxyHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// encoder alone for a request handed over.
     private func writeEnd(_ current: Passing, context: ChannelHandlerContext) {
         if let raw = raw(current) {
-            raw.writeAndFlush(NIOAny(HTTPServerResponsePart.end(nil)), promise: nil)
+            if encoderHasHead {
+                encoderHasHead = false
+                raw.writeAndFlush(NIOAny(HTTPServerResponsePart.end(nil)), promise: nil)
+            } else {
+                self.raw?.flush()
+            }
         } else {
             context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
         }

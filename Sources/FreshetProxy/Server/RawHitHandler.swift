@@ -159,6 +159,20 @@ final class RawHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
+    /// Writes an answer's head and body bytes, below every other handler (a request handed over
+    /// and answered from the store).
+    func write(_ head: ByteBuffer, body: ByteBuffer?) {
+        guard let context else { return }
+        context.write(NIOAny(head), promise: nil)
+        if let body { context.write(NIOAny(body), promise: nil) }
+        lastAnswered = .now()
+    }
+
+    /// Flushes what was written below every other handler.
+    func flush() {
+        context?.flush()
+    }
+
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if hits.forwardingRaw, let quiesce = event as? ChannelShouldQuiesceEvent {
             heldQuiesce = quiesce
