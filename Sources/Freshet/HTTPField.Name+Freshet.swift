@@ -41,3 +41,52 @@ extension HTTPField.Name {
         }
     }
 }
+
+extension HTTPField.Name {
+    /// The name spelled exactly `name` when it is one an HTTP API commonly answers with, as a
+    /// constant: `HTTPField.Name(_:)` checks every byte and lowercases the name into a new string
+    /// (~500 instructions a field, every field of every answer a transport converts). `nil`: not
+    /// one of those, or spelled otherwise (the caller makes it the usual way, keeping its spelling).
+    package static func common(spelled name: String) -> HTTPField.Name? {
+        switch name.utf8.count {
+        case 3:
+            if name == "Age" { return .age }
+        case 4:
+            if name == "Date" { return .date }
+            if name == "ETag" { return .eTag }
+            if name == "Vary" { return .vary }
+            if name == "Link" { return .link }
+        case 6:
+            if name == "Server" { return .server }
+        case 7:
+            if name == "Expires" { return .expires }
+        case 8:
+            if name == "Location" { return .location }
+        case 10:
+            if name == "Connection" { return .connection }
+            if name == "Set-Cookie" { return .setCookie }
+        case 12:
+            if name == "Content-Type" { return .contentType }
+        case 13:
+            if name == "Cache-Control" { return .cacheControl }
+            if name == "Last-Modified" { return .lastModified }
+            if name == "Accept-Ranges" { return .acceptRanges }
+        case 14:
+            if name == "Content-Length" { return .contentLength }
+        case 16:
+            if name == "Content-Encoding" { return .contentEncoding }
+            if name == "X-RateLimit-Used" { return .xRateLimitUsed }
+        case 17:
+            if name == "Transfer-Encoding" { return .transferEncoding }
+            if name == "X-RateLimit-Limit" { return .xRateLimitLimit }
+            if name == "X-RateLimit-Reset" { return .xRateLimitReset }
+        case 20:
+            if name == "X-RateLimit-Resource" { return .xRateLimitResource }
+        case 21:
+            if name == "X-RateLimit-Remaining" { return .xRateLimitRemaining }
+        default:
+            break
+        }
+        return nil
+    }
+}

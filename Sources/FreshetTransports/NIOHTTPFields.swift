@@ -1,3 +1,4 @@
+import Freshet
 import HTTPTypes
 import NIOHTTP1
 import OpenAPIRuntime
@@ -13,12 +14,15 @@ import OpenAPIRuntime
 
 extension HTTPFields {
     /// NIO's header lines as fields, in order, as spelled, repeats kept. A line whose name is not
-    /// a valid field name (NIO's decoder lets none through) is left out.
+    /// a valid field name (NIO's decoder lets none through) is left out. Common names spelled the
+    /// usual way are HTTP types' constants (``HTTPField/Name/common(spelled:)``).
     init(nioHeaders headers: HTTPHeaders) {
         self.init()
         reserveCapacity(headers.count)
         for (name, value) in headers {
-            if let fieldName = HTTPField.Name(name) { append(HTTPField(name: fieldName, value: value)) }
+            if let fieldName = HTTPField.Name.common(spelled: name) ?? HTTPField.Name(name) {
+                append(HTTPField(name: fieldName, value: value))
+            }
         }
     }
 }
