@@ -244,14 +244,20 @@ def drive_hits(url: str, n: int, cache_field: str) -> int:
 
 PASS_PATH = "/scripted/bench-pass-2k"
 PASS_TARGET = 1.0  # issue 35: forwarding at least as fast as nginx proxy_pass
-REVALIDATE_KEYS = 256  # distinct URLs the revalidation run cycles through (none in flight twice at once)
+REVALIDATE_KEYS = 256  # distinct URLs the callgrind revalidation run cycles through (one request at a time)
+# Distinct URLs the wrk revalidation runs cycle through: a URL comes round again after this many
+# requests, so a request still in flight then (64 at once: ~16x the median latency) is all but
+# impossible. One that is waits for the other's revalidation, as concurrent requests for one key
+# do, and makes no request of its own (256 URLs let ~0.4 % of the answers do so once revalidations
+# took ~3.5 ms at the median and ~15 ms at p99).
+WRK_REVALIDATE_KEYS = 1024
 
 
 def case_pass(args, bins: dict[str, Path], tools: dict[str, str], sim: Simulator, work: Path, out: list[str], summary: dict):
     """Forwarding: freshet proxy's misses (a no-store answer) and `--revalidate always` revalidations
     (a 304 each time) against nginx `proxy_pass` (no cache, keep-alive upstream) and the origin
     itself, all with wrk, alternated round by round. The revalidations cycle through
-    REVALIDATE_KEYS URLs (a wrk script), so that no two requests in flight share a key: requests
+    WRK_REVALIDATE_KEYS URLs (a wrk script), so that no two requests in flight share a key: requests
     for one key would wait for one revalidation (coalescing) and not reach the origin."""
     body = scripted_body(args.body_bytes)
     fields = [["Content-Type", "application/json; charset=utf-8"], ["ETag", '"bench-pass-v1"']]
@@ -272,16 +278,16 @@ def case_pass(args, bins: dict[str, Path], tools: dict[str, str], sim: Simulator
         ("revalidate", "freshet proxy `--revalidate always`, hit revalidated (`304`)", reval, reval_url + SCRIPTED_PATH),
     ]
     script = work / "revalidate.lua"
-    script.write_text(f"""-- written by bench/proxy-load: cycle through {REVALIDATE_KEYS} stored URLs
+    script.write_text(f"""-- written by bench/proxy-load: cycle through {WRK_REVALIDATE_KEYS} stored URLs
 counter = 0
 request = function()
   counter = counter + 1
-  return wrk.format("GET", "{SCRIPTED_PATH}?k=" .. (counter % {REVALIDATE_KEYS}))
+  return wrk.format("GET", "{SCRIPTED_PATH}?k=" .. (counter % {WRK_REVALIDATE_KEYS}))
 end
 """)
     problems: list[str] = []
     for key, _, _, url in runs:  # warm: connections open; the revalidating proxy stores every key
-        for k in range(REVALIDATE_KEYS if key == "revalidate" else 2):
+        for k in range(WRK_REVALIDATE_KEYS if key == "revalidate" else 2):
             status, _, got, _ = raw_get(url + (f"?k={k}" if key == "revalidate" else ""))
             if status != 200 or got != body.encode():
                 problems.append(f"{key}: warm-up answered {status}, body {'matches' if got == body.encode() else 'DIFFERS'}")
@@ -324,7 +330,7 @@ end
             f"-c{args.concurrency} -d{args.duration}s --latency`", "",
             f"Every request reaches the origin (freshet-sim, {len(body):,}-byte JSON bodies): *miss* forwards a `no-store` "
             f"answer (`{PASS_PATH}`); *revalidate* is `freshet proxy --revalidate always` on the cacheable `{SCRIPTED_PATH}` "
-            f"(its ETag) under {REVALIDATE_KEYS} URLs (`?k=0…{REVALIDATE_KEYS - 1}`, stored first, cycled through by a wrk "
+            f"(its ETag) under {WRK_REVALIDATE_KEYS:,} URLs (`?k=0…{WRK_REVALIDATE_KEYS - 1}`, stored first, cycled through by a wrk "
             "script so that no two requests in flight share one: requests for one URL would wait for one revalidation): "
             "each request becomes a conditional request, the origin answers `304` and the stored body is sent; nginx is "
             "plain `proxy_pass` with a keep-alive upstream and no cache, on the no-store route; *bench/forwarder* "
