@@ -30,33 +30,20 @@ struct LocalWritesTests {
         #expect(after != nil)
     }
 
-    @Test("A write of the key begun during the read is not missed, even when it ended first")
-    func writeBegunDuringRead() throws {
+    /// A write of the key read, or of keys not known (a URL's, everything: `nil`), which concerns
+    /// every key: a read of another key cannot begin while it is going.
+    @Test("A write begun during the read is not missed, even when it ended first", arguments: ["k", nil] as [String?])
+    func writeBegunDuringRead(of written: String?) throws {
         var writes = LocalWrites()
         let beganRead = writes.beginRead(of: "k")
         let began = try #require(beganRead)
-        writes.begin("k")
-        writes.end("k")
+        writes.begin(written)
+        let otherKey = writes.beginRead(of: "j")
+        #expect((otherKey == nil) == (written == nil))
+        writes.end(written)
         let kept = writes.endRead(of: "k", began: began)
         #expect(!kept)
         // Once no read that began before it is going, the ended write no longer counts.
-        let nextRead = writes.beginRead(of: "k")
-        let next = try #require(nextRead)
-        let keptNext = writes.endRead(of: "k", began: next)
-        #expect(keptNext)
-    }
-
-    @Test("A write of unknown keys (a URL's, everything) concerns every read")
-    func broad() throws {
-        var writes = LocalWrites()
-        let beganRead = writes.beginRead(of: "k")
-        let began = try #require(beganRead)
-        writes.begin(nil)
-        let otherKey = writes.beginRead(of: "j")
-        #expect(otherKey == nil)
-        writes.end(nil)
-        let kept = writes.endRead(of: "k", began: began)
-        #expect(!kept)
         let nextRead = writes.beginRead(of: "k")
         let next = try #require(nextRead)
         let keptNext = writes.endRead(of: "k", began: next)
