@@ -63,7 +63,7 @@ final class ProxyHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// (``fallBack()``): it goes on as it is.
     private var nextGoesOn = false
     /// The raw handler, for the requests it hands over.
-    weak var raw: RawHitHandler?
+    weak var rawHandler: RawHitHandler?
     /// The context of ``HTTP1Persistence``: parts written there go to NIO's encoder alone.
     private var persistence: ChannelHandlerContext?
     /// The answer to a request handed over has a final head in the encoder, to end there (one
@@ -166,31 +166,33 @@ final class ProxyHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     /// Writes the head and body of `answer` from the store to `request` (no end); its status and
-    /// outcome. With `raw` (``HTTP1Persistence``'s context), for a request handed over, every
-    /// part goes straight to the encoder.
+    /// outcome. With `straight` (``HTTP1Persistence``'s context), for a request handed over, every
+    /// part goes straight to the encoder, or below it.
     private func write(_ answer: ProxyForwarder.MemoryAnswer, to request: HTTPRequest, context: ChannelHandlerContext,
-                       codec: ChannelHandlerContext, raw: ChannelHandlerContext? = nil) -> (status: Int, outcome: CacheOutcome?) {
+                       codec: ChannelHandlerContext, straight: ChannelHandlerContext? = nil) -> (status: Int, outcome: CacheOutcome?) {
         switch answer {
         case .stored(let stored, let age, let outcome):
-            if raw != nil, let bytesBelow = self.raw {
+            if straight != nil, let rawHandler {
                 // Nothing between here and the socket has seen the request: the prepared bytes
                 // go straight there, as a raw hit's (and no end follows).
                 let (head, body) = answering.prepared.rawAnswer(for: stored, age: age, outcome: outcome)
-                bytesBelow.write(head, body: request.method != .head ? body : nil)
+                rawHandler.write(head, body: request.method != .head ? body : nil)
                 return (stored.status, outcome)
             }
             let ready = answering.prepared.answer(for: stored, age: age, outcome: outcome)
-            codec.write(NIOAny(HTTPServerResponsePart.head(ready.head)), promise: nil)
+            if straight != nil { encoderHasHead = true }
+            let below = straight ?? codec
+            below.write(NIOAny(HTTPServerResponsePart.head(ready.head)), promise: nil)
             if request.method != .head {
-                codec.write(NIOAny(HTTPServerResponsePart.body(.byteBuffer(ready.body))), promise: nil)
+                below.write(NIOAny(HTTPServerResponsePart.body(.byteBuffer(ready.body))), promise: nil)
             }
             return (stored.status, outcome)
         case .response(let response):
-            writeHead(response.head, raw: raw, context: context)
+            writeHead(response.head, straight: straight, context: context)
             if let complete = response.complete, request.method != .head {
                 let body = ByteBuffer(data: complete)
-                if let raw {
-                    raw.write(NIOAny(HTTPServerResponsePart.body(.byteBuffer(body))), promise: nil)
+                if let straight {
+                    straight.write(NIOAny(HTTPServerResponsePart.body(.byteBuffer(body))), promise: nil)
                 } else {
                     context.write(wrapOutboundOut(.body(body)), promise: nil)
                 }
@@ -199,11 +201,12 @@ final class ProxyHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
-    /// Writes a head in HTTP types: through the conversion, or with `raw`, converted here, to the encoder.
-    private func writeHead(_ head: HTTPResponse, raw: ChannelHandlerContext?, context: ChannelHandlerContext) {
-        if let raw {
+    /// Writes a head in HTTP types: through the conversion, or with `straight`, converted here, to
+    /// the encoder.
+    private func writeHead(_ head: HTTPResponse, straight: ChannelHandlerContext?, context: ChannelHandlerContext) {
+        if let straight {
             if head.status.code >= 200 { encoderHasHead = true }
-            raw.write(NIOAny(HTTPServerResponsePart.head(HTTPResponseHead(head))), promise: nil)
+            straight.write(NIOAny(HTTPServerResponsePart.head(HTTPResponseHead(head))), promise: nil)
         } else {
             context.write(wrapOutboundOut(.head(head)), promise: nil)
         }
@@ -416,7 +419,7 @@ final class ProxyHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
             guard head.status.code != 100, head.status.code != 101 else { return }
             var interim = HTTPResponse(nioStatus: head.status, headers: head.headers)
             interim.headerFields = ProxyHeaders.forwardable(interim.headerFields)
-            writeHead(interim, raw: raw(current), context: context)
+            writeHead(interim, straight: straight(current), context: context)
         case .head(let head):
             current.waited = .now - current.sent
             current.keepAlive = head.isKeepAlive
@@ -489,7 +492,7 @@ final class ProxyHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
             let (answer, fields) = answering.forwarder.revalidated(current.pass, head: head, waited: current.waited)
             current.answeredFields = fields
             current.dropsBody = true
-            let (status, outcome) = write(answer, to: current.request, context: context, codec: codec, raw: raw(current))
+            let (status, outcome) = write(answer, to: current.request, context: context, codec: codec, straight: straight(current))
             current.answered = status
             current.outcome = outcome ?? .revalidated
             return
@@ -499,7 +502,7 @@ final class ProxyHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
         case .stale(let answer):
             // The origin's failure is not read on: its connection is closed, the answer ended now.
             current.dropsBody = true
-            let (status, outcome) = write(answer, to: current.request, context: context, codec: codec, raw: raw(current))
+            let (status, outcome) = write(answer, to: current.request, context: context, codec: codec, straight: straight(current))
             current.answered = status
             current.outcome = outcome ?? .stale
             endFromStore(current)
@@ -575,7 +578,7 @@ final class ProxyHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
         passing = nil
         if let stale = answering.forwarder.staleAfterFailure(current.pass), let codec {
             current.release(keep: false, to: answering.origins)
-            let (status, outcome) = write(stale, to: current.request, context: context, codec: codec, raw: raw(current))
+            let (status, outcome) = write(stale, to: current.request, context: context, codec: codec, straight: straight(current))
             writeEnd(current, context: context)
             current.answered = status
             passEnded(current, aborted: false, outcome: outcome)
@@ -584,7 +587,7 @@ final class ProxyHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
         current.release(keep: false, to: answering.origins)
         let response = answering.forwarder.passFailure(current.pass, timedOut: timedOut, reason: reason)
         let (status, _) = write(.response(response), to: current.request, context: context, codec: codec ?? context,
-                                raw: raw(current))
+                                straight: straight(current))
         writeEnd(current, context: context)
         current.answered = status
         passEnded(current, aborted: false, outcome: nil)
@@ -599,7 +602,7 @@ final class ProxyHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
         if let bytes = current.rawBytes {
             // Handed over undecoded: decoded now, with what was read since, and sent on as it is.
             nextGoesOn = true
-            raw?.decodeAfterAll(bytes)
+            rawHandler?.decodeAfterAll(bytes)
             return
         }
         pending += 1
@@ -624,7 +627,7 @@ final class ProxyHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
         }
         guard !aborted else { return }
         if current.rawBytes != nil {
-            raw?.forwardingEnded()
+            rawHandler?.forwardingEnded()
         } else if let context {
             resumeHeld(context)
         }
@@ -632,24 +635,24 @@ final class ProxyHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// ``HTTP1Persistence``'s context when `current` was handed over undecoded: its answer's parts
     /// go to the encoder alone.
-    private func raw(_ current: Passing) -> ChannelHandlerContext? {
+    private func straight(_ current: Passing) -> ChannelHandlerContext? {
         current.rawBytes != nil ? persistence : nil
     }
 
     /// Where `current`'s answer's head and body go below the HTTP types conversion.
     private func below(_ current: Passing) -> ChannelHandlerContext? {
-        raw(current) ?? codec
+        straight(current) ?? codec
     }
 
     /// Ends `current`'s answer and flushes: through the connection-state handler, or to the
     /// encoder alone for a request handed over.
     private func writeEnd(_ current: Passing, context: ChannelHandlerContext) {
-        if let raw = raw(current) {
+        if let straight = straight(current) {
             if encoderHasHead {
                 encoderHasHead = false
-                raw.writeAndFlush(NIOAny(HTTPServerResponsePart.end(nil)), promise: nil)
+                straight.writeAndFlush(NIOAny(HTTPServerResponsePart.end(nil)), promise: nil)
             } else {
-                self.raw?.flush()
+                rawHandler?.flush()
             }
         } else {
             context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)

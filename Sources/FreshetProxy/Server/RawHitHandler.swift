@@ -235,7 +235,7 @@ final class RawHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
-        hits.raw = self
+        hits.rawHandler = self
         if context.channel.isActive { scheduleIdleCheck(context, at: .now() + idleTimeout) }
     }
 
