@@ -35,8 +35,8 @@ extension ProxyForwarder {
     struct Pass: Sendable {
         /// Where it goes.
         var route: PassRoute
-        /// The request head for the origin.
-        var head: HTTPRequestHead
+        /// The request head for the origin, as bytes.
+        var head: ByteBuffer
         /// The client's request.
         var request: HTTPRequest
         /// What the client is sent beyond the answer.
@@ -101,13 +101,13 @@ extension ProxyForwarder {
                     admission: admission, revalidation: revalidation)
     }
 
-    /// The head for the origin of `request` (a `GET` or `HEAD` without a body), made in one pass
-    /// over its fields: the chain's (``outbound(_:)``) with `acceptEncoding`, and `extra` fields.
+    /// The head for the origin of `request` (a `GET` or `HEAD` without a body), as bytes, made in
+    /// one pass over its fields: the chain's (``outbound(_:)``) with `acceptEncoding`, and `extra` fields.
     private static func originHead(_ request: HTTPRequest, path: String, route: PassRoute, acceptEncoding: String,
-                                   extra: HTTPFields = [:]) -> HTTPRequestHead {
+                                   extra: HTTPFields = [:]) -> ByteBuffer {
         let fields = request.headerFields
-        return route.route.head(request.method == .head ? .HEAD : .GET, target: path,
-                                lines: fields.count + extra.count + 2) { headers in
+        return route.route.headBytes(isHead: request.method == .head, target: path,
+                                     lines: fields.count + extra.count + 2) { headers in
             for field in fields {
                 let name = field.name.canonicalName
                 if ProxyHeaders.isHopByHop(name) || field.name == .acceptEncoding || field.name == .expect
@@ -208,15 +208,14 @@ extension ProxyForwarder {
         return .relay(keepsBody: cache.mayStore(response, for: revalidation, request: outbound))
     }
 
-    /// The stored response of the revalidation `pass`, freshened by the origin's `304` `head` that
-    /// came `waited` after the request was sent, as the client gets it (with the budget read);
-    /// with the origin's fields when they carry a rate-limit budget (for the log).
-    func revalidated(_ pass: Pass, head: HTTPResponseHead, waited: Duration) -> (MemoryAnswer, HTTPFields?) {
+    /// The stored response of the revalidation `pass`, freshened by the `fields` of the origin's
+    /// `304` that came `waited` after the request was sent, as the client gets it (with the budget
+    /// read); with `fields` when they carry a rate-limit budget (for the log).
+    func revalidated(_ pass: Pass, notModified fields: HTTPFields, waited: Duration) -> (MemoryAnswer, HTTPFields?) {
         metrics?.origin(waited)
-        let response = HTTPResponse(nioStatus: head.status, headers: head.headers)
-        let budget = recordBudget(response, of: pass)
-        let decision = cache.revalidated(pass.revalidation!, notModified: response.headerFields)
-        return (answer(decision, for: pass), budget ? response.headerFields : nil)
+        let budget = recordBudget(HTTPResponse(status: .notModified, headerFields: fields), of: pass)
+        let decision = cache.revalidated(pass.revalidation!, notModified: fields)
+        return (answer(decision, for: pass), budget ? fields : nil)
     }
 
     /// Reads the rate-limit budget `response` carries, as the chain's gate does; whether it carries one.

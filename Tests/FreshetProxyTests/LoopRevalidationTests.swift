@@ -69,6 +69,33 @@ struct LoopRevalidationTests {
         }
     }
 
+    @Test("A 304 read whole below NIO's codec, and one only NIO's decoder reads, both freshen the stored answer; Connection: close is honoured")
+    func notModifiedOnEitherPath() async throws {
+        let stored = "HTTP/1.1 200 OK\r\nCache-Control: public, max-age=600\r\nETag: \"e1\"\r\nX-Version: one\r\nContent-Length: 2\r\n\r\nv1"
+        func notModified(_ lines: String) -> String { "HTTP/1.1 304 Not Modified\r\nETag: \"e1\"\r\n" + lines + "\r\n" }
+        // Whitespace before a CRLF is read by NIO's decoder alone (which drops it).
+        let origin = try RawOrigin(responses: [stored, notModified("X-Version: two\r\n"), notModified("X-Version: three \r\n"),
+                                               notModified("X-Version: four\r\nConnection: close\r\n"), notModified("X-Version: five\r\n")],
+                                   keepAlive: true)
+        defer { origin.stop() }
+        try await withSQLiteStore { store, _ in
+            try await withInProcessProxy(origin: origin.url, store: store, options: .init(revalidatesEveryHit: true)) { proxy in
+                var answers: [Answer] = []
+                for _ in 0..<5 { answers.append(try await proxy.send("/doc")) }
+                #expect(answers.map(\.cache) == ["MISS", "REVALIDATED", "REVALIDATED", "REVALIDATED", "REVALIDATED"])
+                #expect(answers.map { $0.fields[HTTPField.Name("X-Version")!] } == ["one", "two", "three", "four", "five"])
+                #expect(answers.map(\.body) == Array(repeating: "v1", count: 5))
+                #expect(answers.dropFirst().allSatisfy { $0.fields[.contentLength] == "2" && $0.fields[.connection] == nil })
+                let received = origin.received
+                #expect(received.map { $0.values("If-None-Match") } == [[]] + Array(repeating: ["\"e1\""], count: 4))
+                try #require(received.count == 5)
+                #expect(received[2].connection == received[1].connection && received[3].connection == received[1].connection,
+                        "one connection kept for the revalidations")
+                #expect(received[4].connection != received[3].connection, "not after a 304 with Connection: close")
+            }
+        }
+    }
+
     @Test("--revalidate always: only-if-cached is answered from the store, a HIT; a plain request is revalidated")
     func onlyIfCachedIsAHit() async throws {
         let scripts = ["/scripted/kept": Script(headers: Self.stored("\"k1\""), body: "{\"k\":1}")]

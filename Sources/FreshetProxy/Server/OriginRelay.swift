@@ -1,3 +1,4 @@
+import FreshetTransports
 import NIOCore
 import NIOHTTP1
 import Synchronization
@@ -65,10 +66,11 @@ final class OriginConnections: Sendable {
     }
 }
 
-/// The last handler of an origin connection of ``OriginConnections``: hands the answer's parts to
-/// the ``ProxyHitHandler`` whose request the connection carries, and stops reading from the
-/// origin while that client connection cannot take more (back-pressure). Between exchanges it has
-/// no client: `HTTP1IdleGuard`, before it, closes the connection when anything arrives then.
+/// The last handler of an origin connection of ``OriginConnections``: hands the answer's parts
+/// (and a `304` that the connection's `HTTP1RawExchange` read) to the ``ProxyHitHandler`` whose
+/// request the connection carries, and stops reading from the origin while that client connection
+/// cannot take more (back-pressure). Between exchanges it has no client: `HTTP1IdleGuard`, before
+/// it, closes the connection when anything arrives then.
 final class OriginRelay: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPClientResponsePart
     typealias OutboundIn = HTTPClientRequestPart
@@ -76,11 +78,18 @@ final class OriginRelay: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// The client connection's handler while this connection carries its request.
     var client: ProxyHitHandler?
+    /// Where request heads are written, as bytes.
+    let exchange: HTTP1RawExchange
     private var context: ChannelHandlerContext?
     private var heldRead = false
 
+    init(exchange: HTTP1RawExchange) {
+        self.exchange = exchange
+    }
+
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
+        exchange.notModified = { [weak self] head in self?.client?.originNotModified(head) }
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {

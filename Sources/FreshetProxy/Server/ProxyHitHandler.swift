@@ -373,8 +373,8 @@ final class ProxyHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
             attach(idle, reused: true)
             return
         }
-        current.pass.route.route.connect(on: context.eventLoop) { channel in
-            try channel.pipeline.syncOperations.addHandler(OriginRelay())
+        current.pass.route.route.connect(on: context.eventLoop) { channel, exchange in
+            try channel.pipeline.syncOperations.addHandler(OriginRelay(exchange: exchange))
         }.assumeIsolated().whenComplete { [self] result in
             switch result {
             case .success(let channel):
@@ -404,8 +404,22 @@ final class ProxyHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
         written.futureResult.assumeIsolated().whenSuccess {
             current.written = true
         }
-        origin.channel.write(HTTPClientRequestPart.head(current.pass.head), promise: nil)
-        origin.channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: written)
+        origin.relay.exchange.write(current.pass.head, isHead: current.request.method == .head,
+                                    conditional: current.pass.revalidation != nil, promise: written)
+    }
+
+    /// The origin's `304` to a revalidation, read whole by the connection's `HTTP1RawExchange`:
+    /// the answer's head and end at once.
+    func originNotModified(_ head: NotModifiedHead) {
+        guard let context, let current = passing, current.pass.revalidation != nil else { return }
+        current.receivedAny = true
+        current.waited = .now - current.sent
+        current.headCame = true
+        answerNotModified(current, fields: head.fields)
+        passing = nil
+        current.release(keep: head.keepAlive, to: answering.origins)
+        writeEnd(current, context: context)
+        passEnded(current, aborted: false, outcome: current.outcome)
     }
 
     /// A part of the origin's answer.
@@ -489,12 +503,8 @@ final class ProxyHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private func revalidationAnswered(_ current: Passing, head: HTTPResponseHead, body: ByteBuffer? = nil) {
         guard let context, let codec else { return }
         if head.status.code == 304 {
-            let (answer, fields) = answering.forwarder.revalidated(current.pass, head: head, waited: current.waited)
-            current.answeredFields = fields
+            answerNotModified(current, fields: HTTPResponse(nioStatus: head.status, headers: head.headers).headerFields)
             current.dropsBody = true
-            let (status, outcome) = write(answer, to: current.request, context: context, codec: codec, straight: straight(current))
-            current.answered = status
-            current.outcome = outcome ?? .revalidated
             return
         }
         let step = answering.forwarder.revalidationStep(current.pass, head: head, body: body, waited: current.waited)
@@ -520,6 +530,16 @@ final class ProxyHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
             current.newHead = head
             relay(current, head: head, body: body)
         }
+    }
+
+    /// Answers a revalidation whose origin said `304` with `fields`: the stored response, freshened.
+    private func answerNotModified(_ current: Passing, fields: HTTPFields) {
+        guard let context, let codec else { return }
+        let (answer, answerFields) = answering.forwarder.revalidated(current.pass, notModified: fields, waited: current.waited)
+        current.answeredFields = answerFields
+        let (status, outcome) = write(answer, to: current.request, context: context, codec: codec, straight: straight(current))
+        current.answered = status
+        current.outcome = outcome ?? .revalidated
     }
 
     /// Ends the client's answer from the store to a revalidation before the origin's answer has

@@ -100,6 +100,16 @@ final class HTTP1IdleGuard: ChannelDuplexHandler, RemovableChannelHandler {
         context.write(data, promise: promise)
     }
 
+    /// A request head was written below this handler (``HTTP1RawExchange``).
+    func exchangeBegins() {
+        idle = false
+    }
+
+    /// The answer was read below this handler (``HTTP1RawExchange``).
+    func exchangeEnds() {
+        idle = true
+    }
+
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         context.fireErrorCaught(error)
         context.close(promise: nil)

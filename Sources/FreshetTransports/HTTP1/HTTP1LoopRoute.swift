@@ -10,12 +10,13 @@ extension HTTP1ConnectionPool {
     ///
     /// A route makes channels the way the pool makes its own — TCP with the pool's connect
     /// timeout, TLS for `https` (the pool's trust roots, ALPN `http/1.1`, its pins checked), NIO's
-    /// HTTP/1 client codec and its idle guard — and request heads the way ``HTTP1Transport``
-    /// writes them, except that heads are not validated again on the way out (the caller forwards
-    /// a request NIO's server decoder and HTTP types have already checked). The channels are the
-    /// caller's: it adds its handler, writes `HTTPClientRequestPart`s, reads
-    /// `HTTPClientResponsePart`s, keeps them alive or closes them. They count against no limit of
-    /// the pool.
+    /// HTTP/1 client codec and its idle guard — and request heads with the fields
+    /// ``HTTP1Transport`` writes, except that heads are not validated again on the way out (the
+    /// caller forwards a request NIO's server decoder and HTTP types have already checked). The
+    /// channels are the caller's: it adds its handler, writes request heads as bytes through the
+    /// channel's ``HTTP1RawExchange`` (which reads a `304` itself), reads the other answers as
+    /// `HTTPClientResponsePart`s, keeps the channels alive or closes them. They count against no
+    /// limit of the pool.
     public struct LoopRoute: Sendable {
         let pool: HTTP1ConnectionPool
         let key: Key
@@ -34,26 +35,26 @@ extension HTTP1ConnectionPool {
             address = key.host.socketAddress(port: key.port)
         }
 
-        /// A request head for `target` (in origin form) after the origin's path prefix: `Host`
-        /// first, then the (name, value) lines `add` appends (at most `lines` of them, no body:
-        /// they must not frame one). Names must be valid field names, as `HTTPField.Name`s are:
-        /// the lines become NIO's headers whole, without `HTTPHeaders.add`'s check of each name.
-        public func head(_ method: HTTPMethod, target: String, lines: Int,
-                         add: (inout [(String, String)]) -> Void) -> HTTPRequestHead {
+        /// The bytes of a `GET` (or, when `isHead`, `HEAD`) request head for `target` (in origin
+        /// form) after the origin's path prefix: `Host` first, then the (name, value) lines `add`
+        /// appends (at most `lines` of them, no body: they must not frame one), for
+        /// ``HTTP1RawExchange/write(_:isHead:conditional:promise:)``. Names and values must be
+        /// valid, as `HTTPField`s' are: nothing is checked again.
+        package func headBytes(isHead: Bool, target: String, lines: Int, add: (inout [(String, String)]) -> Void) -> ByteBuffer {
             var headers: [(String, String)] = []
             headers.reserveCapacity(lines + 1)
             headers.append(("Host", host))
             add(&headers)
-            return HTTPRequestHead(version: .http1_1, method: method, uri: prefix + target, headers: HTTPHeaders(headers))
+            return ByteBuffer(headStartLine: (isHead ? "HEAD " : "GET ") + prefix + target + " HTTP/1.1\r\n", lines: headers)
         }
 
         /// Connects a channel to the origin on `loop`; `configure` runs on the loop once the codec
-        /// is in place, to add the caller's handlers. The future fails when no connection can be
+        /// is in place, with the connection's ``HTTP1RawExchange``, to add the caller's handlers. The future fails when no connection can be
         /// made within the pool's connect timeout. For `https`, request parts written before the
         /// TLS handshake completes wait for it; a failed handshake (an untrusted chain, a pin
         /// that does not match) reaches the caller's handler as an error, and the channel closes.
-        public func connect(on loop: any EventLoop,
-                            configure: @escaping @Sendable (any Channel) throws -> Void) -> EventLoopFuture<any Channel> {
+        package func connect(on loop: any EventLoop,
+                            configure: @escaping @Sendable (any Channel, HTTP1RawExchange) throws -> Void) -> EventLoopFuture<any Channel> {
             let key = self.key
             let tls: HTTP1Connection.TLS?
             do {
@@ -68,8 +69,8 @@ extension HTTP1ConnectionPool {
                     channel.eventLoop.makeCompletedFuture {
                         let sync = channel.pipeline.syncOperations
                         if let tls { try HTTP1Connection.addTLS(sync, key: key, tls: tls, refusal: .init()) }
-                        try HTTP1Connection.addCodec(sync, validating: false)
-                        try configure(channel)
+                        let exchange = try HTTP1Connection.addCodec(sync, validating: false, rawExchange: true)!
+                        try configure(channel, exchange)
                     }
                 }
             if let address { return bootstrap.connect(to: address) }
