@@ -89,11 +89,14 @@ final class OriginRelay: ChannelDuplexHandler, RemovableChannelHandler {
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
-        exchange.notModified = { [weak self] head in self?.client?.originNotModified(head) }
+        // Let go in `handlerRemoved`: a weak reference would put every retain of this handler
+        // on the runtime's slow path.
+        exchange.notModified = { head in self.client?.originNotModified(head) }
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
         self.context = nil
+        exchange.notModified = nil
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
