@@ -72,7 +72,7 @@ def case_peers(args, bins: dict[str, Path], tools: dict[str, str], sim: Simulato
     cpu = {key: [] for key, *_ in peers}
     origin = {key: 0 for key, *_ in peers}
     for round_ in range(args.rounds):
-        for key, _, child, url in peers:
+        for key, _, child, url in rotated(peers, round_):
             if not child.alive():
                 fail(f"{child.name} exited ({child.process.returncode}) during the runs: {child.tail()}")
             before, cpu_before = sim.request_count(), cpu_seconds(child.pid)
@@ -111,7 +111,8 @@ def case_peers(args, bins: dict[str, Path], tools: dict[str, str], sim: Simulato
             f"Origin: freshet-sim's scripted route `{SCRIPTED_PATH}` (a {len(body):,}-byte JSON body, `Cache-Control: public, "
             "max-age=600`, an ETag), one instance behind all three. Each peer was warmed with one request and its second "
             "answer checked to be a hit; then the runs alternated freshet, nginx, varnish for "
-            f"{args.rounds} round{'s' if args.rounds != 1 else ''}. The medians are over the rounds; *cores* is the CPU "
+            f"{args.rounds} round{'s' if args.rounds != 1 else ''}, each round starting one peer further on (a run "
+            "early in a round went measurably faster on this machine). The medians are over the rounds; *cores* is the CPU "
             "time the peer's processes used during a run ÷ its wall time (median); RSS is the peer's whole process "
             "tree after the runs; *bytes/answer* is one hit on the wire, head included. wrk (one thread) and the "
             "peer share the machine's cores; the origin is idle while hits are served.", ""]
@@ -253,6 +254,12 @@ REVALIDATE_KEYS = 256  # distinct URLs the callgrind revalidation run cycles thr
 WRK_REVALIDATE_KEYS = 1024
 
 
+def rotated(runs: list, round_: int) -> list:
+    """`runs` in the order of round `round_`: each round starts one further on."""
+    start = round_ % len(runs)
+    return runs[start:] + runs[:start]
+
+
 def case_pass(args, bins: dict[str, Path], tools: dict[str, str], sim: Simulator, work: Path, out: list[str], summary: dict):
     """Forwarding: freshet proxy's misses (a no-store answer) and `--revalidate always` revalidations
     (a 304 each time) against nginx `proxy_pass` (no cache, keep-alive upstream) and the origin
@@ -293,8 +300,11 @@ end
                 problems.append(f"{key}: warm-up answered {status}, body {'matches' if got == body.encode() else 'DIFFERS'}")
                 break
     samples = {key: [] for key, *_ in runs}
-    for round_ in range(args.rounds):
-        for key, _, child, url in runs:
+    # Each run takes each place in a round once: on this machine a run early in a round went
+    # measurably faster than the same run late in one.
+    rounds = max(args.rounds, len(runs))
+    for round_ in range(rounds):
+        for key, _, child, url in rotated(runs, round_):
             if child is not None and not child.alive():
                 fail(f"{child.name} exited ({child.process.returncode}) during the runs: {child.tail()}")
             before = sim.request_count()
@@ -336,7 +346,9 @@ end
             "plain `proxy_pass` with a keep-alive upstream and no cache, on the no-store route; *bench/forwarder* "
             "(`freshet-bench-forwarder`) forwards the same route part by part on NIO's event loops over keep-alive "
             "connections, with nothing of a cache: what forwarding costs on Swift and NIO alone. Runs "
-            f"alternated direct, nginx, forwarder, miss, revalidate for {args.rounds} rounds; medians. The origin, the proxy and wrk "
+            f"alternated direct, nginx, forwarder, miss, revalidate for {rounds} rounds, each round starting one run further on "
+            "(each run takes each place once: a run early in a round went measurably faster on this machine); medians. "
+            "The origin, the proxy and wrk "
             "share the machine's cores, so the origin's own cost is in every row.", "",
             *table(["run", "req/s (median)", "min–max", "p50", "p99", "÷ direct", "÷ nginx", "cores", "errors",
                     "origin requests"], rows, "lrrrrrrrrr"), "",
