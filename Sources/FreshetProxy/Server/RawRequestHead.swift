@@ -1,3 +1,4 @@
+import FreshetTransports
 import HTTPTypes
 
 /// A request head recognised in the bytes a connection read, before NIO's HTTP/1 decoder: the
@@ -65,7 +66,7 @@ struct RawRequestHead {
             }
             guard fields.count < maxFields else { return nil }
             let nameStart = index
-            while index < end, isTokenByte(bytes[index]) { index += 1 }
+            while index < end, bytes[index].isHTTPTokenByte { index += 1 }
             guard index < end, index > nameStart, bytes[index] == colon else { return nil }
             let nameEnd = index
             index += 1
@@ -115,20 +116,6 @@ struct RawRequestHead {
         guard index + count <= end else { return false }
         for offset in 0..<count where bytes[index + offset] != literal.utf8Start[offset] { return false }
         return true
-    }
-
-    /// RFC 9110's `tchar`.
-    private static func isTokenByte(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
-            return true
-        case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"),
-             UInt8(ascii: "'"), UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."),
-             UInt8(ascii: "^"), UInt8(ascii: "_"), UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
-            return true
-        default:
-            return false
-        }
     }
 }
 

@@ -48,7 +48,7 @@ package struct NotModifiedHead: Sendable {
         while bytes[index] != cr {
             guard fields.count < maxFields else { return .other }
             let nameStart = index
-            while isTokenByte(bytes[index]) { index += 1 }
+            while bytes[index].isHTTPTokenByte { index += 1 }
             guard index > nameStart, bytes[index] == colon else { return .other }
             let nameEnd = index
             index += 1
@@ -84,19 +84,5 @@ package struct NotModifiedHead: Sendable {
             index += 1
         }
         return nil
-    }
-
-    /// RFC 9110's `tchar`.
-    private static func isTokenByte(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
-            return true
-        case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"),
-             UInt8(ascii: "'"), UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."),
-             UInt8(ascii: "^"), UInt8(ascii: "_"), UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
-            return true
-        default:
-            return false
-        }
     }
 }
