@@ -9,8 +9,9 @@ import NIOHTTP1
 /// as if the head had gone through the encoder (it must know it: a `HEAD`'s answer has no body).
 ///
 /// What this saves a revalidation that the origin answers with `304` (`freshet proxy
-/// --revalidate always`): the encoder's copy of the head piece by piece, llhttp and NIO's headers
-/// for the `304`, and two trips through the pipeline for each (~25,000 instructions of ~140,000).
+/// --revalidate always`): NIO's request head, the encoder's copy of it piece by piece, llhttp and
+/// NIO's headers for the `304`, and the trips through the pipeline for each (the whole process
+/// counted 170–183k instructions a revalidation before, 135–151k after; bench/RESULTS.md).
 package final class HTTP1RawExchange: ChannelInboundHandler, RemovableChannelHandler {
     package typealias InboundIn = ByteBuffer
     package typealias InboundOut = ByteBuffer
