@@ -14,7 +14,7 @@ extension HTTP1ConnectionPool {
     /// ``HTTP1Transport`` writes, except that heads are not validated again on the way out (the
     /// caller forwards a request NIO's server decoder and HTTP types have already checked). The
     /// channels are the caller's: it adds its handler, writes request heads as bytes through the
-    /// channel's ``HTTP1RawExchange`` (which reads a `304` itself), reads the other answers as
+    /// channel's `HTTP1RawExchange` (which reads a `304` itself), reads the other answers as
     /// `HTTPClientResponsePart`s, keeps the channels alive or closes them. They count against no
     /// limit of the pool.
     public struct LoopRoute: Sendable {
@@ -38,7 +38,7 @@ extension HTTP1ConnectionPool {
         /// The bytes of a `GET` (or, when `isHead`, `HEAD`) request head for `target` (in origin
         /// form) after the origin's path prefix: `Host` first, then the (name, value) lines `add`
         /// appends (at most `lines` of them, no body: they must not frame one), for
-        /// ``HTTP1RawExchange/write(_:isHead:conditional:promise:)``. Names and values must be
+        /// `HTTP1RawExchange.write(_:isHead:conditional:promise:)`. Names and values must be
         /// valid, as `HTTPField`s' are: nothing is checked again.
         package func headBytes(isHead: Bool, target: String, lines: Int, add: (inout [(String, String)]) -> Void) -> ByteBuffer {
             var headers: [(String, String)] = []
@@ -49,7 +49,7 @@ extension HTTP1ConnectionPool {
         }
 
         /// Connects a channel to the origin on `loop`; `configure` runs on the loop once the codec
-        /// is in place, with the connection's ``HTTP1RawExchange``, to add the caller's handlers. The future fails when no connection can be
+        /// is in place, with the connection's `HTTP1RawExchange`, to add the caller's handlers. The future fails when no connection can be
         /// made within the pool's connect timeout. For `https`, request parts written before the
         /// TLS handshake completes wait for it; a failed handshake (an untrusted chain, a pin
         /// that does not match) reaches the caller's handler as an error, and the channel closes.
