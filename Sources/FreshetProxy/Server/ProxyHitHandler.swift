@@ -411,15 +411,12 @@ final class ProxyHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// The origin's `304` to a revalidation, read whole by the connection's `HTTP1RawExchange`:
     /// the answer's head and end at once.
     func originNotModified(_ head: NotModifiedHead) {
-        guard let context, let current = passing, current.pass.revalidation != nil else { return }
+        guard let current = passing, current.pass.revalidation != nil else { return }
         current.receivedAny = true
         current.waited = .now - current.sent
         current.headCame = true
         answerNotModified(current, fields: head.fields)
-        passing = nil
-        current.release(keep: head.keepAlive, to: answering.origins)
-        writeEnd(current, context: context)
-        passEnded(current, aborted: false, outcome: current.outcome)
+        endFromStore(current, keepingOrigin: head.keepAlive)
     }
 
     /// A part of the origin's answer.
@@ -542,12 +539,12 @@ final class ProxyHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
         current.outcome = outcome ?? .revalidated
     }
 
-    /// Ends the client's answer from the store to a revalidation before the origin's answer has
-    /// ended: its connection is not kept.
-    private func endFromStore(_ current: Passing) {
+    /// Ends the client's answer from the store to a revalidation: before the origin's answer has
+    /// ended, its connection is not kept; after (a `304` read whole), it is when `keepingOrigin`.
+    private func endFromStore(_ current: Passing, keepingOrigin: Bool = false) {
         guard let context, passing === current else { return }
         passing = nil
-        current.release(keep: false, to: answering.origins)
+        current.release(keep: keepingOrigin, to: answering.origins)
         writeEnd(current, context: context)
         passEnded(current, aborted: false, outcome: current.outcome)
     }
