@@ -33,8 +33,6 @@ struct PreparedAnswers: Sendable {
         var age: Int
         var outcome: CacheOutcome
         var body: ByteBuffer
-        /// The stored body `body` was copied from.
-        var source: Data
         var head: HTTPResponseHead?
         /// The head as HTTP/1.1 bytes, its closing empty line included.
         var headBytes: ByteBuffer?
@@ -80,9 +78,8 @@ struct PreparedAnswers: Sendable {
     private func prepared<Result: Sendable>(_ stored: CachedResponse, age: Int, outcome: CacheOutcome,
                                             _ body: (inout Entry) -> Result) -> Result {
         memo.withValue(for: stored, make: { previous in
-            let kept = previous.flatMap { Self.sameBytes($0, stored.body) ? $0.body : nil }
-            let entry = Entry(base: Self.base(stored), age: age, outcome: outcome, body: kept ?? ByteBuffer(data: stored.body),
-                              source: stored.body)
+            let kept = previous.flatMap { Self.sameBytes($0.body, stored.body) ? $0.body : nil }
+            let entry = Entry(base: Self.base(stored), age: age, outcome: outcome, body: kept ?? ByteBuffer(data: stored.body))
             return (entry, stored.body.count)
         }) { entry in
             if entry.age != age || entry.outcome != outcome {
@@ -95,16 +92,9 @@ struct PreparedAnswers: Sendable {
         }
     }
 
-    /// Whether `entry`'s body holds `data`'s bytes: the same stored bytes (a revalidated response
-    /// shares its body with the version before), or a copy of them.
-    private static func sameBytes(_ entry: Entry, _ data: Data) -> Bool {
-        let buffer = entry.body
-        guard buffer.readableBytes == data.count else { return false }
-        return entry.source.withUnsafeBytes { source in
-            data.withUnsafeBytes { stored in
-                source.count == stored.count && source.baseAddress == stored.baseAddress
-            }
-        } || buffer.withUnsafeReadableBytes { held in
+    /// Whether `buffer` holds `data`'s bytes.
+    private static func sameBytes(_ buffer: ByteBuffer, _ data: Data) -> Bool {
+        buffer.readableBytes == data.count && buffer.withUnsafeReadableBytes { held in
             data.withUnsafeBytes { stored in
                 held.count == 0 || memcmp(held.baseAddress!, stored.baseAddress!, held.count) == 0
             }
