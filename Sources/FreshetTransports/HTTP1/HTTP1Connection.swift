@@ -137,20 +137,24 @@ final class HTTP1Connection: Sendable {
 
     /// Adds NIO's HTTP/1 client codec (framing fields as the request carries them; interim heads
     /// handed on), the request headers' validator (unless `validating` is false) and ``HTTP1IdleGuard``;
-    /// with `rawExchange`, ``HTTP1RawExchange`` before them all, which it returns.
+    /// with `rawExchange`, ``HTTP1RawExchange`` first, which it returns, in place of NIO's encoder
+    /// (every request head is written as bytes through it).
     @discardableResult
     static func addCodec(_ sync: ChannelPipeline.SynchronousOperations, validating: Bool = true,
                          rawExchange: Bool = false) throws -> HTTP1RawExchange? {
-        let encoder = HTTPRequestEncoder(configuration: {
-            var configuration = HTTPRequestEncoder.Configuration()
-            configuration.automaticallySetFramingHeaders = false
-            return configuration
-        }())
         let decoder = HTTPResponseDecoder(leftOverBytesStrategy: .dropBytes, informationalResponseStrategy: .forward)
         let idleGuard = HTTP1IdleGuard()
         let exchange = rawExchange ? HTTP1RawExchange(decoder: decoder, idleGuard: idleGuard) : nil
-        if let exchange { try sync.addHandler(exchange) }
-        try sync.addHandlers([encoder, ByteToMessageHandler(decoder)])
+        if let exchange {
+            try sync.addHandler(exchange)
+        } else {
+            try sync.addHandler(HTTPRequestEncoder(configuration: {
+                var configuration = HTTPRequestEncoder.Configuration()
+                configuration.automaticallySetFramingHeaders = false
+                return configuration
+            }()))
+        }
+        try sync.addHandler(ByteToMessageHandler(decoder))
         if validating { try sync.addHandler(NIOHTTPRequestHeadersValidator()) }
         try sync.addHandler(idleGuard)
         return exchange

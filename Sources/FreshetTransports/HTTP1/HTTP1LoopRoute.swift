@@ -10,7 +10,7 @@ extension HTTP1ConnectionPool {
     ///
     /// A route makes channels the way the pool makes its own — TCP with the pool's connect
     /// timeout, TLS for `https` (the pool's trust roots, ALPN `http/1.1`, its pins checked), NIO's
-    /// HTTP/1 client codec and its idle guard — and request heads with the fields
+    /// HTTP/1 response decoder and its idle guard — and request heads with the fields
     /// ``HTTP1Transport`` writes, except that heads are not validated again on the way out (the
     /// caller forwards a request NIO's server decoder and HTTP types have already checked). The
     /// channels are the caller's: it adds its handler, writes request heads as bytes through the

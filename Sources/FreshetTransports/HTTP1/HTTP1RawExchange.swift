@@ -2,11 +2,11 @@ import HTTPTypes
 import NIOCore
 import NIOHTTP1
 
-/// The first handler of a ``HTTP1ConnectionPool/LoopRoute``'s connection after TLS: a request
-/// head is written here as bytes, below NIO's HTTP/1 encoder, and the `304` to a conditional
-/// request is read here, above nothing — NIO's encoder, decoder and the handlers after them
-/// never see such an exchange. Every other answer is NIO's decoder's, told of the request's method
-/// as if the head had gone through the encoder (it must know it: a `HEAD`'s answer has no body).
+/// The first handler of a ``HTTP1ConnectionPool/LoopRoute``'s connection after TLS, in place of
+/// NIO's HTTP/1 encoder: a request head is written here as bytes, and the `304` to a conditional
+/// request is read here — NIO's decoder and the handlers after it never see such an exchange.
+/// Every other answer is NIO's decoder's, told of the request's method as if the head had gone
+/// through an encoder (it must know it: a `HEAD`'s answer has no body).
 ///
 /// What this saves a revalidation that the origin answers with `304` (`freshet proxy
 /// --revalidate always`): NIO's request head, the encoder's copy of it piece by piece, llhttp and
