@@ -14,7 +14,7 @@ import re
 from .cases_throughput import INSTRUCTION_RUNS, find_valgrind
 from .common import BenchError, fail, fmt_x, log, med, row, run, table
 from .machine import fs_type
-from .processes import Child, cpu_seconds, rss_kib, tree
+from .processes import Child, cpu_seconds, cpu_times, rss_kib, tree
 from .proxies import raw_get, scripted_body, start_forwarder, start_freshet, start_nginx, start_varnish, wrk_run
 from .simulator import Simulator
 
@@ -308,12 +308,18 @@ end
             if child is not None and not child.alive():
                 fail(f"{child.name} exited ({child.process.returncode}) during the runs: {child.tail()}")
             before = sim.request_count()
-            cpu_before = cpu_seconds(child.pid) if child else 0.0
+            cpu_before, origin_before = cpu_times(child.pid) if child else (0.0, 0.0), cpu_seconds(sim.pid)
             start = time.monotonic()
             result = wrk_run(tools["wrk"], url, args.threads, args.concurrency, args.duration,
                              script=script if key == "revalidate" else None)
             elapsed = time.monotonic() - start
-            result["cores"] = (cpu_seconds(child.pid) - cpu_before) / elapsed if child else float("nan")
+            cpu_after, origin_after = cpu_times(child.pid) if child else (0.0, 0.0), cpu_seconds(sim.pid)
+            result["cores"] = (sum(cpu_after) - sum(cpu_before)) / elapsed if child else float("nan")
+            # CPU time per answer, in µs: the peer's user and system time, and the origin's.
+            answers = max(1, result["requests"])
+            result["user_us"], result["system_us"] = ((a - b) * 1e6 / answers if child else float("nan")
+                                                      for a, b in zip(cpu_after, cpu_before))
+            result["origin_us"] = (origin_after - origin_before) * 1e6 / answers
             result["origin"] = sim.request_count() - before
             samples[key].append(result)
             log(f"  pass round {round_ + 1}: {key:10} {result['rps']:9.0f} req/s  p50 {result['p50']:6.2f} ms  p99 "
@@ -324,6 +330,7 @@ end
         stats[key] = {"name": name, "rps": med(values), "min": min(values), "max": max(values),
                       "p50": med([s["p50"] for s in samples[key]]), "p99": med([s["p99"] for s in samples[key]]),
                       "cores": med([s["cores"] for s in samples[key]]),
+                      **{us: med([s[us] for s in samples[key]]) for us in ("user_us", "system_us", "origin_us")},
                       "errors": sum(s["non2xx"] + s["socket_errors"] for s in samples[key]),
                       "requests": sum(s["requests"] for s in samples[key]),
                       "origin": sum(s["origin"] for s in samples[key])}
@@ -333,7 +340,9 @@ end
     nginx_rps = stats["nginx"]["rps"]
     rows = [[s["name"], f"{s['rps']:,.0f}", f"{s['min']:,.0f}–{s['max']:,.0f}", f"{s['p50']:.2f} ms", f"{s['p99']:.2f} ms",
              fmt_x(s["rps"] / stats["direct"]["rps"]), fmt_x(s["rps"] / nginx_rps),
-             "—" if math.isnan(s["cores"]) else f"{s['cores']:.2f}", str(s["errors"]), f"{s['origin']:,}"]
+             "—" if math.isnan(s["cores"]) else f"{s['cores']:.2f}",
+             "—" if math.isnan(s["user_us"]) else f"{s['user_us']:.1f} + {s['system_us']:.1f} = {s['user_us'] + s['system_us']:.1f}",
+             f"{s['origin_us']:.1f}", str(s["errors"]), f"{s['origin']:,}"]
             for s in stats.values()]
     ratio_miss, ratio_reval = stats["miss"]["rps"] / nginx_rps, stats["revalidate"]["rps"] / nginx_rps
     out += [f"### Pass-through — freshet proxy misses and revalidations vs nginx `proxy_pass`, `wrk -t{args.threads} "
@@ -349,12 +358,20 @@ end
             f"alternated direct, nginx, forwarder, miss, revalidate for {rounds} rounds, each round starting one run further on "
             "(each run takes each place once: a run early in a round went measurably faster on this machine); medians. "
             "The origin, the proxy and wrk "
-            "share the machine's cores, so the origin's own cost is in every row.", "",
-            *table(["run", "req/s (median)", "min–max", "p50", "p99", "÷ direct", "÷ nginx", "cores", "errors",
-                    "origin requests"], rows, "lrrrrrrrrr"), "",
+            "share the machine's cores, so the origin's own cost is in every row. *CPU per answer* is the peer's "
+            "user + system CPU time during a run ÷ the answers wrk counted, in µs (median), and *origin's CPU* the "
+            "same for freshet-sim: what each answer cost the machine, which sets how many the cores can make.", "",
+            *table(["run", "req/s (median)", "min–max", "p50", "p99", "÷ direct", "÷ nginx", "cores",
+                    "CPU per answer (user + system, µs)", "origin's CPU per answer (µs)", "errors", "origin requests"],
+                   rows, "lrrrrrrrrrrr"), "",
             f"- freshet ÷ nginx `proxy_pass`: misses **{ratio_miss:.2f}×**, revalidations **{ratio_reval:.2f}×** "
             f"(target ≥ {PASS_TARGET}×: {'met' if min(ratio_miss, ratio_reval) >= PASS_TARGET else 'NOT met'}); "
-            f"the SwiftNIO forwarder {stats['nio']['rps'] / nginx_rps:.2f}×."]
+            f"the SwiftNIO forwarder {stats['nio']['rps'] / nginx_rps:.2f}×.",
+            "- CPU per answer ÷ nginx's: " + ", ".join(
+                f"{label} {cpu_per_answer(stats[key]) / cpu_per_answer(stats['nginx']):.2f}×"
+                for key, label in (("miss", "misses"), ("revalidate", "revalidations"), ("nio", "the SwiftNIO forwarder")))
+            + f"; the user-space part alone: nginx {stats['nginx']['user_us']:.1f} µs, misses {stats['miss']['user_us']:.1f}, "
+              f"revalidations {stats['revalidate']['user_us']:.1f}, the forwarder {stats['nio']['user_us']:.1f}."]
     if problems:
         out.append("- **Problems:** " + "; ".join(problems) + ".")
     summary["pass"] = {"stats": stats, "ratio_miss": ratio_miss, "ratio_revalidate": ratio_reval, "target": PASS_TARGET,
@@ -363,6 +380,11 @@ end
         child.stop()
     out += [""] + pass_instructions(bins, tools["nginx"], sim, work, summary)
     return problems
+
+
+def cpu_per_answer(stats: dict) -> float:
+    """A pass-through run's CPU µs per answer: the medians of its user and its system time per answer, added."""
+    return stats["user_us"] + stats["system_us"]
 
 
 def pass_instructions(bins: dict[str, Path], nginx: str, sim: Simulator, work: Path, summary: dict) -> list[str]:

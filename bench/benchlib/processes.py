@@ -157,16 +157,21 @@ def tree(pid: int) -> list[int]:
     return result
 
 
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU seconds of `pid` and its descendants (live ones; reaped children's time included)."""
-    total = 0
+def cpu_times(pid: int) -> tuple[float, float]:
+    """User and system CPU seconds of `pid` and its descendants (live ones; reaped children's time included)."""
+    user = system = 0
     for p in tree(pid):
         try:
             fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
-            total += int(fields[11]) + int(fields[12])  # utime, stime
+            user, system = user + int(fields[11]), system + int(fields[12])  # utime, stime
         except (OSError, IndexError, ValueError):
             pass
-    return total / CLOCK_TICKS
+    return user / CLOCK_TICKS, system / CLOCK_TICKS
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of `pid` and its descendants (see `cpu_times`)."""
+    return sum(cpu_times(pid))
 
 
 def rss_kib(pid: int, whole_tree: bool = False) -> int:

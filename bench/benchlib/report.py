@@ -64,7 +64,13 @@ def headline(hn, tp, feed, warm=None, proxy=None, wire=None) -> list[str]:
                      f"{fmt_x(proxy['pass']['ratio_miss'])} and `--revalidate always` revalidations {s['revalidate']['rps']:,.0f} = "
                      f"{fmt_x(proxy['pass']['ratio_revalidate'])} nginx `proxy_pass` ({s['nginx']['rps']:,.0f})"
                      + (f"; the plainest SwiftNIO forwarder (bench/forwarder) {fmt_x(proxy['pass']['ratio_forwarder'])}"
-                        if "ratio_forwarder" in proxy["pass"] else "") + ".")
+                        if "ratio_forwarder" in proxy["pass"] else "")
+                     + (f"; CPU per answer {s['miss']['user_us'] + s['miss']['system_us']:.0f} µs (misses), "
+                        f"{s['revalidate']['user_us'] + s['revalidate']['system_us']:.0f} (revalidations), "
+                        f"{s['nio']['user_us'] + s['nio']['system_us']:.0f} (the forwarder) against nginx's "
+                        f"{s['nginx']['user_us'] + s['nginx']['system_us']:.0f}, of which user space "
+                        f"{s['miss']['user_us']:.0f}, {s['revalidate']['user_us']:.0f}, {s['nio']['user_us']:.0f} and "
+                        f"{s['nginx']['user_us']:.0f}" if "user_us" in s["nginx"] else "") + ".")
     if hn:
         lines.append(f"- Memory: peak RSS of `freshet hn --limit {hn['N']}` {hn['freshet']['rss_kib'] / 1024:.0f} MiB.")
     return lines
