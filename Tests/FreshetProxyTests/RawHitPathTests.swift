@@ -2,6 +2,7 @@ import Foundation
 import Freshet
 import FreshetCache
 @testable import FreshetProxy
+import FreshetSimulator
 import FreshetTestSupport
 import FreshetTransports
 import HTTPTypes
@@ -29,6 +30,25 @@ struct RawHitPathTests {
             if case .head(let head) = part { heads.append(head) }
         }
         return heads
+    }
+
+    /// The parts NIO's decoder reads of the first request in `bytes` ("head", "body", "end"), as
+    /// far as it reads before the bytes end or it refuses what follows.
+    static func firstRequestParts(_ bytes: [UInt8]) -> [String] {
+        let channel = EmbeddedChannel()
+        defer { _ = try? channel.finish() }
+        guard (try? channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(HTTPRequestDecoder()))) != nil else { return [] }
+        _ = try? channel.writeInbound(ByteBuffer(bytes: bytes))
+        var parts: [String] = []
+        while let part = try? channel.readInbound(as: HTTPServerRequestPart.self) {
+            switch part {
+            case .head: parts.append("head")
+            case .body: parts.append("body")
+            case .end: parts.append("end")
+            }
+            if parts.last == "end" { break }
+        }
+        return parts
     }
 
     static func recognised(_ text: String) -> RawRequestHead? {
@@ -92,6 +112,48 @@ struct RawHitPathTests {
           ])
     func leftToTheDecoder(text: String) {
         #expect(Self.recognised(text) == nil)
+    }
+
+    @Test("Mutated request heads: every one taken is what NIO's decoder and the HTTPTypes codec make of its bytes")
+    func mutatedHeadsTakenAsTheCodecReadsThem() throws {
+        let corpus = [
+            "GET / HTTP/1.1\r\nHost: 127.0.0.1:8080\r\n\r\n",
+            "HEAD /repos/a/b/events?per_page=30&page=2 HTTP/1.1\r\nhost: example.com\r\nAccept: application/json\r\n"
+                + "Authorization: Bearer ghp_x\r\nUser-Agent: curl/8.5.0\r\n\r\n",
+            "GET /x HTTP/1.1\r\nUser-Agent: t\r\nHost:a\r\nAccept-Encoding:\tgzip, br\r\nX-Empty:\r\nCookie: a=1; b=2\r\n"
+                + "Cookie: c=3\r\nConnection: Keep-Alive\r\n\r\n",
+            "GET /%7Euser/a;b?q=%20&r=[x]&s=!$'()*+,:@~ HTTP/1.1\r\nHost: h\r\nX-Tab: a\tb  c\r\nx-lower: v\r\n\r\n",
+            "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 2\r\n\r\nhi",
+        ].map { Array($0.utf8) }
+        let fragments = ["GET ", "HEAD ", " HTTP/1.1", "\r\n", "\r\n\r\n", "\r", "\n", ": ", "\t", "Host: b", "Connection: close",
+                         "Connection: keep-alive", "Content-Length: 1", "Transfer-Encoding: chunked", "Proxy-Connection: close",
+                         "Expect: 100-continue", "Upgrade: h2c", "Keep-Alive: 5", "#", "?", "/", "%", "\u{7F}", "\u{1}"]
+            .map { Array($0.utf8) }
+        let iterations = ProcessInfo.processInfo.environment["FRESHET_FUZZ_ITERATIONS"].flatMap(Int.init) ?? 4000
+        var random = SplitMix64(seed: 0x6e7)
+        var (taken, differences) = (0, [String]())
+        for round in 0..<iterations {
+            let bytes = round < corpus.count ? corpus[round]
+                : Mutator.mutate(random.pick(corpus), corpus: corpus, fragments: fragments, random: &random)
+            guard let head = bytes.withUnsafeBytes(RawRequestHead.recognise) else { continue }
+            taken += 1
+            // Only visible ASCII, spaces, tabs, CR and LF are taken: the text is the bytes.
+            let text = String(decoding: bytes.prefix(head.length), as: UTF8.self)
+            let decoded = (try? Self.decoded(text)) ?? []
+            var expected = decoded.first
+            expected?.headerFields[.connection] = nil
+            // And it ends where NIO's decoder ends it, whatever follows: no body is framed there.
+            let framed = Self.firstRequestParts(bytes)
+            if decoded.count != 1 || head.request != expected
+                || head.request.headerFields.map(\.name.rawName) != expected?.headerFields.map(\.name.rawName)
+                || framed != ["head", "end"],
+                differences.count < 5 {
+                differences.append("\(String(decoding: bytes, as: UTF8.self).debugDescription): \(head.request) != NIO's "
+                                   + "\(decoded), which frames it as \(framed)")
+            }
+        }
+        #expect(taken > iterations / 20, "the mutations reach the path that takes heads (\(taken) taken)")
+        #expect(differences.isEmpty, "\(differences.joined(separator: "\n"))")
     }
 
     @Test("Bytes are whole heads only when they end at a taken head's end")
