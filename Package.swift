@@ -328,7 +328,8 @@ let package = Package(
         .testTarget(
             name: "FreshetTransportsTests",
             dependencies: [
-                "Freshet", "FreshetTransports", "FreshetTestSupport",
+                // FreshetSimulator for the fuzz tests' seeded generator.
+                "Freshet", "FreshetTransports", "FreshetSimulator", "FreshetTestSupport",
                 // gzip and deflate streams for the content decoder's tests.
                 .product(name: "CompressNIO", package: "compress-nio"),
                 // AsyncHTTPClient, NIO and NIOSSL: the TLS tests' trust roots and the error classifier's table.
