@@ -72,8 +72,8 @@ package struct NotModifiedHead: Sendable {
             let nameEnd = index
             // A 304's body is empty by its status, but llhttp still judges these (an invalid or
             // repeated `Content-Length` fails the answer): theirs to judge, before their values come.
-            let name = UnsafeRawBufferPointer(rebasing: bytes[nameStart..<nameEnd])
-            if Self.spells(name, "content-length") || Self.spells(name, "transfer-encoding") { return .other }
+            let nameBytes = UnsafeRawBufferPointer(rebasing: bytes[nameStart..<nameEnd])
+            if Self.spells(nameBytes, "content-length") || Self.spells(nameBytes, "transfer-encoding") { return .other }
             index += 1
             while index < end, bytes[index] == space || bytes[index] == tab { index += 1 }
             let valueStart = index
@@ -84,7 +84,7 @@ package struct NotModifiedHead: Sendable {
             case true?: break
             }
             if index > valueStart, bytes[index - 1] == space || bytes[index - 1] == tab { return .other }
-            let rawName = String(decoding: name, as: UTF8.self)
+            let rawName = String(decoding: nameBytes, as: UTF8.self)
             let value = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[valueStart..<index]), as: UTF8.self)
             index += 2
             guard let name = HTTPField.Name.common(spelled: rawName) ?? HTTPField.Name(rawName) else { return .other }
