@@ -55,15 +55,18 @@ struct RawHitPathTests {
         ByteBuffer(string: text).withUnsafeReadableBytes(RawRequestHead.recognise)
     }
 
+    /// Heads the raw hit path takes: plain, with every kind of field it keeps, `Connection: keep-alive`.
+    static let takenHeads = [
+        "GET / HTTP/1.1\r\nHost: 127.0.0.1:8080\r\n\r\n",
+        "HEAD /repos/a/b/events?per_page=30&page=2 HTTP/1.1\r\nhost: example.com\r\nAccept: application/json\r\n"
+            + "Authorization: Bearer ghp_x\r\nUser-Agent: curl/8.5.0\r\n\r\n",
+        "GET /x HTTP/1.1\r\nUser-Agent: t\r\nHost:a\r\nAccept-Encoding:\tgzip, br\r\nX-Empty:\r\nCookie: a=1; b=2\r\n"
+            + "Cookie: c=3\r\nConnection: Keep-Alive\r\n\r\n",
+        "GET /%7Euser/a;b?q=%20&r=[x]&s=!$'()*+,:@~ HTTP/1.1\r\nHost: h\r\nX-Tab: a\tb  c\r\nx-lower: v\r\n\r\n",
+    ]
+
     @Test("A head taken is the request NIO's decoder and the HTTPTypes codec make of the same bytes, and ends where it ends",
-          arguments: [
-              "GET / HTTP/1.1\r\nHost: 127.0.0.1:8080\r\n\r\n",
-              "HEAD /repos/a/b/events?per_page=30&page=2 HTTP/1.1\r\nhost: example.com\r\nAccept: application/json\r\n"
-                  + "Authorization: Bearer ghp_x\r\nUser-Agent: curl/8.5.0\r\n\r\n",
-              "GET /x HTTP/1.1\r\nUser-Agent: t\r\nHost:a\r\nAccept-Encoding:\tgzip, br\r\nX-Empty:\r\nCookie: a=1; b=2\r\n"
-                  + "Cookie: c=3\r\nConnection: Keep-Alive\r\n\r\n",
-              "GET /%7Euser/a;b?q=%20&r=[x]&s=!$'()*+,:@~ HTTP/1.1\r\nHost: h\r\nX-Tab: a\tb  c\r\nx-lower: v\r\n\r\n",
-          ])
+          arguments: takenHeads)
     func takenAsTheCodecReadsIt(text: String) throws {
         let head = try #require(Self.recognised(text))
         let decoded = try Self.decoded(text)
@@ -116,15 +119,7 @@ struct RawHitPathTests {
 
     @Test("Mutated request heads: every one taken is what NIO's decoder and the HTTPTypes codec make of its bytes")
     func mutatedHeadsTakenAsTheCodecReadsThem() throws {
-        let corpus = [
-            "GET / HTTP/1.1\r\nHost: 127.0.0.1:8080\r\n\r\n",
-            "HEAD /repos/a/b/events?per_page=30&page=2 HTTP/1.1\r\nhost: example.com\r\nAccept: application/json\r\n"
-                + "Authorization: Bearer ghp_x\r\nUser-Agent: curl/8.5.0\r\n\r\n",
-            "GET /x HTTP/1.1\r\nUser-Agent: t\r\nHost:a\r\nAccept-Encoding:\tgzip, br\r\nX-Empty:\r\nCookie: a=1; b=2\r\n"
-                + "Cookie: c=3\r\nConnection: Keep-Alive\r\n\r\n",
-            "GET /%7Euser/a;b?q=%20&r=[x]&s=!$'()*+,:@~ HTTP/1.1\r\nHost: h\r\nX-Tab: a\tb  c\r\nx-lower: v\r\n\r\n",
-            "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 2\r\n\r\nhi",
-        ].map { Array($0.utf8) }
+        let corpus = (Self.takenHeads + ["POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 2\r\n\r\nhi"]).map { Array($0.utf8) }
         let fragments = ["GET ", "HEAD ", " HTTP/1.1", "\r\n", "\r\n\r\n", "\r", "\n", ": ", "\t", "Host: b", "Connection: close",
                          "Connection: keep-alive", "Content-Length: 1", "Transfer-Encoding: chunked", "Proxy-Connection: close",
                          "Expect: 100-continue", "Upgrade: h2c", "Keep-Alive: 5", "#", "?", "/", "%", "\u{7F}", "\u{1}"]
