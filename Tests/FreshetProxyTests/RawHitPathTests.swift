@@ -124,7 +124,7 @@ struct RawHitPathTests {
                          "Connection: keep-alive", "Content-Length: 1", "Transfer-Encoding: chunked", "Proxy-Connection: close",
                          "Expect: 100-continue", "Upgrade: h2c", "Keep-Alive: 5", "#", "?", "/", "%", "\u{7F}", "\u{1}"]
             .map { Array($0.utf8) }
-        let iterations = ProcessInfo.processInfo.environment["FRESHET_FUZZ_ITERATIONS"].flatMap(Int.init) ?? 4000
+        let iterations = Mutator.iterations(4000)
         var random = SplitMix64(seed: 0x6e7)
         var (taken, differences) = (0, [String]())
         for round in 0..<iterations {

@@ -1,3 +1,4 @@
+import Foundation
 import FreshetSimulator
 
 extension SplitMix64 {
@@ -58,6 +59,12 @@ public enum Mutator {
             }
         }
         return bytes
+    }
+
+    /// How many mutated inputs a fuzz test tries: `FRESHET_FUZZ_ITERATIONS` when it is set (a
+    /// longer hunt by hand), else `standard`.
+    public static func iterations(_ standard: Int) -> Int {
+        ProcessInfo.processInfo.environment["FRESHET_FUZZ_ITERATIONS"].flatMap(Int.init) ?? standard
     }
 
     /// The bytes as a header value would arrive as a Swift string (invalid UTF-8 repaired).

@@ -42,7 +42,7 @@ private func fuzz(_ corpus: [String], seed: UInt64, iterations: Int, _ body: (St
 
 @Suite("Fuzzing: header parsers, JSON models and hostile names", .serialized, .timeLimit(.minutes(3)))
 struct FuzzTests {
-    static let iterations = 3000
+    static let iterations = Mutator.iterations(3000)
 
     @Test("Cache-Control: any input parses; numbers are nil or 0…2³¹; names are lowercased tokens")
     func cacheControl() async throws {

@@ -1,4 +1,3 @@
-import Foundation
 import Freshet
 import FreshetSimulator
 import FreshetTestSupport
@@ -242,7 +241,7 @@ struct HTTP1RawExchangeTests {
                          "\u{7F}", "\u{1}", "\u{e9}"].map { Array($0.utf8) }
         var random = SplitMix64(seed: 0x304)
         var differences: [String] = []
-        for round in 0..<Self.fuzzIterations {
+        for round in 0..<Mutator.iterations(4000) {
             let bytes = round < corpus.count ? corpus[round]
                 : Mutator.mutate(random.pick(corpus), corpus: corpus, fragments: fragments, random: &random)
             let cuts = (0..<random.below(3)).map { _ in random.below(bytes.count + 1) }.sorted()
@@ -254,9 +253,6 @@ struct HTTP1RawExchangeTests {
         }
         #expect(differences.isEmpty, "\(differences.joined(separator: "\n"))")
     }
-
-    /// Mutated inputs per fuzz test: `FRESHET_FUZZ_ITERATIONS` when set (a longer hunt), else 4,000.
-    static let fuzzIterations = ProcessInfo.processInfo.environment["FRESHET_FUZZ_ITERATIONS"].flatMap(Int.init) ?? 4000
 
     @Test("Anything the origin sends after a 304 read here, between exchanges, closes the connection")
     func nothingBetweenExchanges() throws {
