@@ -341,7 +341,7 @@ end
     rows = [[s["name"], f"{s['rps']:,.0f}", f"{s['min']:,.0f}–{s['max']:,.0f}", f"{s['p50']:.2f} ms", f"{s['p99']:.2f} ms",
              fmt_x(s["rps"] / stats["direct"]["rps"]), fmt_x(s["rps"] / nginx_rps),
              "—" if math.isnan(s["cores"]) else f"{s['cores']:.2f}",
-             "—" if math.isnan(s["user_us"]) else f"{s['user_us']:.1f} + {s['system_us']:.1f} = {s['user_us'] + s['system_us']:.1f}",
+             "—" if math.isnan(s["user_us"]) else f"{s['user_us']:.1f} + {s['system_us']:.1f} = {cpu_per_answer(s):.1f}",
              f"{s['origin_us']:.1f}", str(s["errors"]), f"{s['origin']:,}"]
             for s in stats.values()]
     ratio_miss, ratio_reval = stats["miss"]["rps"] / nginx_rps, stats["revalidate"]["rps"] / nginx_rps

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+from .cases_proxy import cpu_per_answer
 from .cases_wire import WIRE_TARGET
 from .common import README, RESULTS, command_line, fmt_ms, fmt_s, fmt_x
 
@@ -65,10 +66,10 @@ def headline(hn, tp, feed, warm=None, proxy=None, wire=None) -> list[str]:
                      f"{fmt_x(proxy['pass']['ratio_revalidate'])} nginx `proxy_pass` ({s['nginx']['rps']:,.0f})"
                      + (f"; the plainest SwiftNIO forwarder (bench/forwarder) {fmt_x(proxy['pass']['ratio_forwarder'])}"
                         if "ratio_forwarder" in proxy["pass"] else "")
-                     + (f"; CPU per answer {s['miss']['user_us'] + s['miss']['system_us']:.0f} µs (misses), "
-                        f"{s['revalidate']['user_us'] + s['revalidate']['system_us']:.0f} (revalidations), "
-                        f"{s['nio']['user_us'] + s['nio']['system_us']:.0f} (the forwarder) against nginx's "
-                        f"{s['nginx']['user_us'] + s['nginx']['system_us']:.0f}, of which user space "
+                     + (f"; CPU per answer {cpu_per_answer(s['miss']):.0f} µs (misses), "
+                        f"{cpu_per_answer(s['revalidate']):.0f} (revalidations), "
+                        f"{cpu_per_answer(s['nio']):.0f} (the forwarder) against nginx's "
+                        f"{cpu_per_answer(s['nginx']):.0f}, of which user space "
                         f"{s['miss']['user_us']:.0f}, {s['revalidate']['user_us']:.0f}, {s['nio']['user_us']:.0f} and "
                         f"{s['nginx']['user_us']:.0f}" if "user_us" in s["nginx"] else "") + ".")
     if hn:
