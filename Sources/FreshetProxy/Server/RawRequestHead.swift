@@ -72,7 +72,7 @@ struct RawRequestHead {
             index += 1
             while index < end, bytes[index] == space || bytes[index] == tab { index += 1 }
             let valueStart = index
-            while index < end, bytes[index] == tab || (bytes[index] >= space && bytes[index] < 0x7F) { index += 1 }
+            while index < end, bytes[index].isPlainFieldTextByte { index += 1 }
             // A value ends at CRLF and nothing else (a bare LF, a control byte, obs-text, or
             // whitespace before the CRLF: the decoder's business).
             guard index + 1 < end, bytes[index] == cr, bytes[index + 1] == lf else { return nil }

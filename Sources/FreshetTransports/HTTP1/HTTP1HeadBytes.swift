@@ -54,4 +54,11 @@ extension UInt8 {
             return false
         }
     }
+
+    /// Whether this byte may stand in a field value (or a reason phrase) in the plainest form the
+    /// raw readers take: visible ASCII, space or tab (no obs-text, no other control byte).
+    @inlinable
+    package var isPlainFieldTextByte: Bool {
+        self == UInt8(ascii: "\t") || (self >= UInt8(ascii: " ") && self < 0x7F)
+    }
 }

@@ -47,7 +47,7 @@ package struct NotModifiedHead: Sendable {
         let short: Reading = bytes.count < maxLength ? .incomplete : .other
         // The reason phrase, then the fields, each line ending in CRLF, then the empty line.
         var index = prefix
-        while index < end, isText(bytes[index]) { index += 1 }
+        while index < end, bytes[index].isPlainFieldTextByte { index += 1 }
         switch lineEnd(bytes, at: index, end: end) {
         case nil: return short
         case false?: return .other
@@ -77,7 +77,7 @@ package struct NotModifiedHead: Sendable {
             index += 1
             while index < end, bytes[index] == space || bytes[index] == tab { index += 1 }
             let valueStart = index
-            while index < end, isText(bytes[index]) { index += 1 }
+            while index < end, bytes[index].isPlainFieldTextByte { index += 1 }
             switch lineEnd(bytes, at: index, end: end) {
             case nil: return short
             case false?: return .other
@@ -100,11 +100,6 @@ package struct NotModifiedHead: Sendable {
         guard name.count == lowercased.utf8CodeUnitCount else { return false }
         for offset in 0..<name.count where name[offset] | 0x20 != lowercased.utf8Start[offset] { return false }
         return true
-    }
-
-    /// A byte of a reason phrase or a field value in the plainest form: visible ASCII, space or tab.
-    private static func isText(_ byte: UInt8) -> Bool {
-        byte == tab || (byte >= space && byte < 0x7F)
     }
 
     /// Whether a CRLF starts at `index`: `nil` when the bytes before `end` do not tell yet.
